@@ -1,0 +1,31 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Reinstall only when the pins change.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/snakemake --cores all
+
+test: $(STAMP)
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow
+
+clean:
+	rm -rf results logs .snakemake

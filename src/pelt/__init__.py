@@ -1,0 +1,1 @@
+"""pelt: pluggable entity lookup tables."""

@@ -1,0 +1,235 @@
+"""Corpus stage (Spark): Wikipedia dumps -> ``documents/`` and ``pages/`` Parquet.
+
+Parsing runs inside Spark tasks: the driver only lists work items (one per dump file, or one per
+byte range of bz2 streams for a multistream dump with its index beside it), so a large dump is
+spread over all cores or all executors. Dump paths must be readable by the executors (a local
+path for ``local[N]``, a shared file system on a cluster).
+
+Every page becomes exactly one row: a page, or a skip row that says why (``skip``) and what
+(``detail``). Counts come from those rows, not from accumulators, so a retried task cannot count
+twice and nothing is dropped without a trace.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from functools import partial
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from pelt.wikitext import (
+    DumpPage,
+    DumpStats,
+    is_disambiguation,
+    iter_dump_pages,
+    iter_multistream_pages,
+    multistream_index_path,
+    multistream_ranges,
+    normalize_title,
+    redirect_target,
+    wikitext_to_plain,
+)
+
+logger = logging.getLogger(__name__)
+
+# Contract schemas. Every field is nullable because that is how Spark reads any Parquet file back;
+# written and re-read schemas then compare equal.
+LINK_TYPE = T.StructType(
+    [
+        T.StructField("start", T.IntegerType()),
+        T.StructField("end", T.IntegerType()),
+        T.StructField("target", T.StringType()),
+    ]
+)
+DOCUMENTS_SCHEMA = T.StructType(
+    [
+        T.StructField("doc_id", T.StringType()),
+        T.StructField("title", T.StringType()),
+        T.StructField("text", T.StringType()),
+        T.StructField("links", T.ArrayType(LINK_TYPE)),
+    ]
+)
+PAGES_SCHEMA = T.StructType(
+    [
+        T.StructField("page_id", T.LongType()),
+        T.StructField("title", T.StringType()),
+        T.StructField("is_redirect", T.BooleanType()),
+        T.StructField("redirect_to", T.StringType()),
+        T.StructField("is_disambiguation", T.BooleanType()),
+        T.StructField("qid", T.StringType()),
+    ]
+)
+# What the parsing tasks emit: a page (skip is null) or a skipped page / read error.
+_PAGE_ROWS = T.StructType(
+    [
+        *PAGES_SCHEMA.fields[:-1],
+        T.StructField("text", T.StringType()),
+        T.StructField("links", T.ArrayType(LINK_TYPE)),
+        T.StructField("skip", T.StringType()),
+        T.StructField("detail", T.StringType()),
+    ]
+)
+# Why a page or a piece of a dump produced no output row.
+WIKIPEDIA_SKIP_REASONS = ("other_namespace", "bad_redirect", "wikitext_error", "bad_page", "dump_error")
+
+DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
+
+WorkItem = tuple[str, int | None, int | None]
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Expand globs (configs name ``dir/*.jsonl``); a pattern that matches nothing is an error."""
+    found: list[str] = []
+    for pattern in paths:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else glob.glob(glob.escape(pattern))
+        if not matches:
+            raise FileNotFoundError(f"no input file matches {pattern!r}")
+        found.extend(matches)
+    return found
+
+
+def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[WorkItem]:
+    """One ``(path, start, end)`` per byte range of a multistream dump, ``(path, None, None)`` per other file."""
+    items: list[WorkItem] = []
+    for path in paths:
+        index = multistream_index_path(path)
+        if index is None:
+            items.append((path, None, None))
+            continue
+        ranges = multistream_ranges(path, index, split_bytes)
+        logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
+        items.extend((path, start, end) for start, end in ranges)
+    return items
+
+
+def _skip_row(reason: str, detail: str, page_id: int | None = None, title: str | None = None) -> tuple:
+    return (page_id, title, None, None, None, None, None, reason, detail)
+
+
+def _page_row(page: DumpPage, namespace: int) -> tuple:
+    """The output row of one dump page: a redirect, an article, or a skip row."""
+    title = normalize_title(page.title)
+    if page.ns != namespace:
+        return _skip_row("other_namespace", f"ns={page.ns}", page.page_id, title)
+    if page.redirect_to is not None:  # the dump's <redirect> tag; older dumps have only the #REDIRECT line
+        target: str | None = normalize_title(page.redirect_to)
+        if not target:
+            return _skip_row("bad_redirect", f"redirect to {page.redirect_to!r}", page.page_id, title)
+    else:
+        target = redirect_target(page.text)
+    if target is not None:
+        return (page.page_id, title, True, target, False, None, None, None, None)
+    try:
+        text, links = wikitext_to_plain(page.text)
+    except Exception as exc:  # one broken page must not fail the job: it is counted and logged instead
+        logger.warning("page %d %r: wikitext conversion failed: %r", page.page_id, title, exc)
+        return _skip_row("wikitext_error", repr(exc), page.page_id, title)
+    links_out = [(link.start, link.end, link.target) for link in links]
+    return (page.page_id, title, False, None, is_disambiguation(page.text), text, links_out, None, None)
+
+
+def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
+    """Rows of one work item, then one row per malformed page or read error it met."""
+    path, start, end = item
+    stats = DumpStats()
+    if start is None or end is None:
+        pages = iter_dump_pages(path, stats)
+    else:
+        pages = iter_multistream_pages(path, start, end, stats)
+    for page in pages:
+        yield _page_row(page, namespace)
+    where = path if start is None else f"{path}[{start}:{end}]"
+    for message in stats.bad_pages:
+        yield _skip_row("bad_page", f"{where}: {message}")
+    for message in stats.errors:
+        yield _skip_row("dump_error", f"{where}: {message}")
+
+
+_PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
+
+
+def parse_page_props(line: str) -> list[tuple[int, str]]:
+    """``(page_id, qid)`` pairs of the ``wikibase_item`` rows in one line of a ``page_props.sql`` dump."""
+    return [(int(page_id), qid) for page_id, qid in _PAGE_PROPS_QID.findall(line)]
+
+
+def _page_qids(spark: SparkSession, paths: list[str]) -> DataFrame:
+    schema = T.StructType(
+        [T.StructField("page_id", T.LongType(), False), T.StructField("qid", T.StringType(), False)]
+    )
+    lines = spark.read.text(paths).rdd.map(lambda row: row.value)
+    return spark.createDataFrame(lines.flatMap(parse_page_props), schema).dropDuplicates(["page_id"])
+
+
+def log_skips(rows: DataFrame, counts: dict[str, int], stage: str, quiet: Iterable[str] = ()) -> None:
+    """Log the counts of a stage and a few examples of each skip reason (``quiet`` reasons: counts only)."""
+    logger.info("%s: %s", stage, ", ".join(f"{k}={v}" for k, v in counts.items()))
+    noisy = rows.where(F.col("skip").isNotNull() & ~F.col("skip").isin(list(quiet)))
+    for row in noisy.select("skip", "detail").limit(20).collect():
+        logger.warning("%s: skipped (%s): %s", stage, row.skip, row.detail)
+
+
+def build_wikipedia_corpus(
+    spark: SparkSession,
+    paths: list[str],
+    documents_out: str,
+    pages_out: str,
+    *,
+    namespace: int = 0,
+    page_props: list[str] | None = None,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+) -> dict[str, int]:
+    """Parse ``pages-articles`` dumps into ``documents/`` (articles) and ``pages/`` (articles + redirects).
+
+    ``paths`` are dump files or globs; ``page_props`` optional ``page_props.sql[.gz]`` dumps that
+    give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
+    ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (all pages of the dump) and
+    ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS.
+    """
+    files = expand_paths(paths)
+    items = wikipedia_work_items(files, split_bytes)
+    logger.info("wikipedia corpus: %d files, %d tasks", len(files), len(items))
+    rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(partial(_page_rows, namespace=namespace))
+    rows = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        by_kind: Counter[str] = Counter()
+        for row in rows.groupBy("skip", "is_redirect", "is_disambiguation").count().collect():
+            if row.skip is not None:
+                by_kind[f"skipped_{row.skip}"] += row["count"]
+                continue
+            by_kind["pages"] += row["count"]
+            by_kind["redirects" if row.is_redirect else "articles"] += row["count"]
+            by_kind["disambiguation"] += row["count"] if row.is_disambiguation else 0
+        counts = {k: by_kind[k] for k in ("pages", "articles", "redirects", "disambiguation")}
+        counts["pages_read"] = counts["pages"] + sum(
+            by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error")
+        )
+        counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
+        log_skips(rows, counts, "wikipedia corpus", quiet=("other_namespace",))
+
+        good = rows.where(F.col("skip").isNull())
+        documents = good.where(~F.col("is_redirect")).select(
+            F.col("page_id").cast("string").alias("doc_id"), "title", "text", "links"
+        )
+        documents.write.mode("overwrite").parquet(documents_out)
+        pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation")
+        if page_props:
+            pages = pages.join(_page_qids(spark, expand_paths(page_props)), "page_id", "left")
+        else:
+            pages = pages.withColumn("qid", F.lit(None).cast("string"))
+        pages.select(*PAGES_SCHEMA.fieldNames()).write.mode("overwrite").parquet(pages_out)
+        if page_props:
+            counts["pages_with_qid"] = spark.read.parquet(pages_out).where(F.col("qid").isNotNull()).count()
+            logger.info(
+                "wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"]
+            )
+    finally:
+        rows.unpersist()
+    return counts

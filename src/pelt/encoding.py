@@ -1,0 +1,454 @@
+"""Building entity tables: the sum, per entity, of the masked LM's output vector at the masked mention.
+
+For every sampled sentence the mention's tokens are replaced by one mask token, the sentence is
+windowed around the mask if too long, and :func:`pelt.models.mask_representation` gives the vector r
+whose dot product with the word embeddings is the mask's logits.  Sums are additive, so tables of
+disjoint shards merge exactly (:func:`pelt.table.merge_tables`).
+
+Speed: a background thread reads and tokenizes the next rows while the device runs the model; rows
+are sorted by length inside a pool of rows and packed into batches under a token budget (no fixed
+padding, so short sentences cost little); sums stay on the device in fp32 and are copied back once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from pelt.models import (
+    default_norm,
+    load_masked_lm,
+    mask_representation,
+    max_input_length,
+    representation,
+    revision,
+)
+from pelt.table import write_table
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_COLUMNS = ("entity_id", "sentence", "start", "end", "doc_id")
+_POOL_ROWS = 16_384  # rows sorted together by length; larger pools pack tighter but delay the first batch
+_QUEUE_DEPTH = 4  # batches prepared ahead of the device
+
+T = TypeVar("T")
+
+
+@dataclass
+class _Rows:
+    """A chunk of sampled mentions, column-wise (as read from Parquet)."""
+
+    entity_ids: Sequence[str | None]
+    sentences: Sequence[str | None]
+    starts: Sequence[int | None]
+    ends: Sequence[int | None]
+    doc_ids: Sequence[str | None] | None = None
+
+
+@dataclass
+class _Batch:
+    """One device batch, prepared on the host: right-padded ids plus what accumulation needs."""
+
+    input_ids: torch.Tensor  # [B, T]
+    attention_mask: torch.Tensor  # [B, T]
+    mask_positions: torch.Tensor  # [B]
+    unique_rows: torch.Tensor  # [U] table rows in this batch
+    inverse: torch.Tensor  # [B] index into unique_rows
+    row_counts: torch.Tensor  # [U] sentences per unique row
+    max_row: int
+
+
+def shard_of(entity_id: str, doc_id: str | None, sentence: str, start: int, n_shards: int) -> int:
+    """Stable shard of a mention: a hash of its identity, independent of file layout and of the process."""
+    key = "\x1f".join((entity_id, doc_id or "", sentence, str(start))).encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % n_shards
+
+
+def mention_token_span(
+    offsets: Sequence[tuple[int, int]], special: Sequence[int], start: int, end: int
+) -> tuple[int, int] | None:
+    """First and last index of the non-special tokens whose character span overlaps [start, end).
+
+    Tokens between them belong to the mention too, including zero-width ones (a byte-level BPE
+    space token has an empty, trimmed offset).  None when no token overlaps.
+    """
+    first = last = -1
+    for i, ((s, e), sp) in enumerate(zip(offsets, special)):
+        if not sp and s < end and e > start:
+            if first < 0:
+                first = i
+            last = i
+    return None if first < 0 else (first, last)
+
+
+def mask_mention(
+    input_ids: Sequence[int], special: Sequence[int], span: tuple[int, int], mask_id: int, max_seq_len: int
+) -> tuple[list[int], int]:
+    """Replace the tokens ``span`` (first, last; see :func:`mention_token_span`) by one mask; window to ``max_seq_len``.
+
+    A sequence that is too long keeps its special tokens and a window of the body centred on the
+    mask, shifted to stay inside the body: start = clamp(mask - budget // 2, 0, body_len - budget).
+    Returns the new ids and the mask position.
+    """
+    first, last = span
+    ids = [*input_ids[:first], mask_id, *input_ids[last + 1 :]]
+    mask = first
+    if len(ids) > max_seq_len:
+        n_prefix = next(i for i, sp in enumerate(special) if not sp)
+        n_suffix = next(i for i, sp in enumerate(reversed(special)) if not sp)
+        body = ids[n_prefix : len(ids) - n_suffix]
+        budget = max_seq_len - n_prefix - n_suffix
+        lo = min(max(mask - n_prefix - budget // 2, 0), len(body) - budget)
+        ids = [*ids[:n_prefix], *body[lo : lo + budget], *ids[len(ids) - n_suffix :]]
+        mask -= lo
+    return ids, mask
+
+
+class _Preparer:
+    """Host side of encoding: tokenizes, masks, assigns table rows and packs batches (runs in a thread)."""
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        max_seq_len: int,
+        tokens_per_batch: int,
+        shard: tuple[int, int] | None,
+        pin_memory: bool,
+    ):
+        self.tokenizer = tokenizer
+        self.max_seq_len = max_seq_len
+        self.tokens_per_batch = tokens_per_batch
+        self.shard = shard
+        self.pin_memory = pin_memory
+        self.rows: dict[str, int] = {}  # entity id -> table row, in order of first appearance
+        self.stats: Counter[str] = Counter()
+
+    def _valid(self, rows: _Rows) -> list[int]:
+        """Indices of well-formed rows of this shard; the rest are counted (and logged at the end)."""
+        keep = []
+        for i, (eid, sentence, start, end) in enumerate(zip(rows.entity_ids, rows.sentences, rows.starts, rows.ends)):
+            if eid is None or sentence is None or start is None or end is None:
+                self.stats["skipped_null"] += 1
+            elif not 0 <= start < end <= len(sentence):
+                self.stats["skipped_bad_span"] += 1
+            elif self.shard is not None and self.shard[0] != shard_of(
+                eid, rows.doc_ids[i] if rows.doc_ids is not None else None, sentence, start, self.shard[1]
+            ):
+                self.stats["other_shard"] += 1
+            else:
+                keep.append(i)
+        return keep
+
+    def batches(self, chunks: Iterable[_Rows]) -> Iterator[_Batch | int]:
+        """Device batches, interleaved with ints: input rows accounted for (for the progress bar)."""
+        mask_id = self.tokenizer.mask_token_id
+        for rows in chunks:
+            keep = self._valid(rows)
+            if not keep:  # the tokenizer rejects an empty batch
+                yield len(rows.sentences)
+                continue
+            encoded = self.tokenizer(
+                [rows.sentences[i] for i in keep],
+                add_special_tokens=True,
+                return_offsets_mapping=True,
+                return_special_tokens_mask=True,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+                verbose=False,
+            )
+            prepared: list[tuple[list[int], int, int]] = []
+            for j, i in enumerate(keep):
+                ids, special = encoded["input_ids"][j], encoded["special_tokens_mask"][j]
+                span = mention_token_span(encoded["offset_mapping"][j], special, rows.starts[i], rows.ends[i])
+                if span is None:
+                    self.stats["skipped_no_token"] += 1
+                    continue
+                self.stats["windowed"] += len(ids) - (span[1] - span[0]) > self.max_seq_len
+                masked, mask_position = mask_mention(ids, special, span, mask_id, self.max_seq_len)
+                row = self.rows.setdefault(rows.entity_ids[i], len(self.rows))
+                prepared.append((masked, mask_position, row))
+            yield len(rows.sentences) - len(prepared)
+            yield from self._pack(prepared)
+
+    def _pack(self, prepared: list[tuple[list[int], int, int]]) -> Iterator[_Batch]:
+        """Longest first (an out-of-memory shows at once), each batch under the token budget."""
+        prepared.sort(key=lambda p: -len(p[0]))
+        lo = 0
+        while lo < len(prepared):
+            width = len(prepared[lo][0])
+            hi = lo + max(1, self.tokens_per_batch // width)
+            yield self._tensors(prepared[lo:hi], width)
+            lo = hi
+
+    def _tensors(self, items: list[tuple[list[int], int, int]], width: int) -> _Batch:
+        ids = np.full((len(items), width), self.tokenizer.pad_token_id, np.int64)
+        attention = np.zeros((len(items), width), np.int64)
+        for k, (seq, _, _) in enumerate(items):
+            ids[k, : len(seq)] = seq
+            attention[k, : len(seq)] = 1
+        rows = np.array([p[2] for p in items], np.int64)
+        unique, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
+        self.stats["sentences"] += len(items)
+        self.stats["tokens"] += int(attention.sum())
+        tensors = [
+            torch.from_numpy(a) for a in (ids, attention, np.array([p[1] for p in items]), unique, inverse, counts)
+        ]
+        if self.pin_memory:
+            tensors = [t.pin_memory() for t in tensors]
+        return _Batch(*tensors, max_row=int(unique[-1]))
+
+
+class _Accumulator:
+    """Per-entity sums and counts on the device, grown as new entities appear.
+
+    Rows of one batch are first reduced with a one-hot matrix product, then added with ``index_add_``
+    at distinct rows only: CUDA's ``index_add_`` with repeated indices sums in a nondeterministic order
+    (atomics), which would make reruns differ in the last bits.  The product runs in float64, which
+    no TF32 setting (``torch.backends.cuda.matmul.allow_tf32``) can silently downgrade.
+    """
+
+    def __init__(self, hidden_size: int, device: torch.device):
+        self.device = device
+        self.sums = torch.zeros(1024, hidden_size, dtype=torch.float32, device=device)
+        self.counts = torch.zeros(1024, dtype=torch.int64, device=device)
+
+    def add(self, batch: _Batch, vectors: torch.Tensor) -> None:
+        if batch.max_row >= len(self.sums):
+            size = max(2 * len(self.sums), batch.max_row + 1)
+            self.sums = torch.cat([self.sums, self.sums.new_zeros(size - len(self.sums), self.sums.shape[1])])
+            self.counts = torch.cat([self.counts, self.counts.new_zeros(size - len(self.counts))])
+        unique = batch.unique_rows.to(self.device, non_blocking=True)
+        inverse = batch.inverse.to(self.device, non_blocking=True)
+        one_hot = torch.zeros(len(unique), len(inverse), dtype=torch.float64, device=self.device)
+        one_hot[inverse, torch.arange(len(inverse), device=self.device)] = 1.0
+        self.sums.index_add_(0, unique, (one_hot @ vectors.double()).float())
+        self.counts.index_add_(0, unique, batch.row_counts.to(self.device, non_blocking=True))
+
+
+class _Failure:
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def _in_background(items: Iterator[T], depth: int = _QUEUE_DEPTH) -> Iterator[T]:
+    """Run ``items`` in a thread, ``depth`` ahead of the consumer; its errors are re-raised here.
+
+    The fast tokenizer releases the GIL, so tokenization really overlaps the device's work.
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(done)
+        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
+            put(_Failure(err))
+
+    thread = threading.Thread(target=work, name="pelt-tokenize", daemon=True)
+    thread.start()
+    try:
+        while (item := q.get()) is not done:
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _encode(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    chunks: Iterable[_Rows],
+    *,
+    max_seq_len: int,
+    tokens_per_batch: int,
+    total_rows: int | None,
+    shard: tuple[int, int] | None = None,
+) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str]]:
+    """Stream ``chunks`` through the model; returns ids, fp32 sums [N, H], counts and skip statistics."""
+    n_special = tokenizer.num_special_tokens_to_add()
+    if max_seq_len <= n_special:
+        raise ValueError(f"max_seq_len {max_seq_len} leaves no room beside {n_special} special tokens")
+    if tokens_per_batch < max_seq_len:
+        raise ValueError(
+            f"tokens_per_batch {tokens_per_batch} < max_seq_len {max_seq_len}: a long sentence fits no batch"
+        )
+    device = next(model.parameters()).device
+    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, pin_memory=device.type == "cuda")
+    accumulator = _Accumulator(model.config.hidden_size, device)
+    began = time.perf_counter()
+    with torch.inference_mode(), tqdm(total=total_rows, desc="encoding", unit="sent", smoothing=0.1) as bar:
+        for item in _in_background(preparer.batches(chunks)):
+            if isinstance(item, int):
+                bar.update(item)
+                continue
+            vectors = mask_representation(
+                model,
+                item.input_ids.to(device, non_blocking=True),
+                item.attention_mask.to(device, non_blocking=True),
+                item.mask_positions.to(device, non_blocking=True),
+            )
+            accumulator.add(item, vectors)
+            bar.update(len(item.inverse))
+    n = len(preparer.rows)
+    sums = accumulator.sums[:n].cpu().numpy()
+    counts = accumulator.counts[:n].cpu().numpy()
+    stats = preparer.stats
+    seconds = time.perf_counter() - began
+    stats["entities"] = n
+    skipped = {k: v for k, v in stats.items() if k.startswith("skipped")}
+    if any(skipped.values()):
+        logger.warning("encoding skipped mentions: %s", skipped)
+    logger.info(
+        "encoded %d sentences (%d windowed) of %d entities in %.1fs: %.0f sentences/s, %.0f tokens/s",
+        stats["sentences"],
+        stats["windowed"],
+        n,
+        seconds,
+        stats["sentences"] / max(seconds, 1e-9),
+        stats["tokens"] / max(seconds, 1e-9),
+    )
+    return list(preparer.rows), sums, counts, stats
+
+
+def _effective_max_seq_len(model: PreTrainedModel, max_seq_len: int) -> int:
+    limit = max_input_length(model)
+    if max_seq_len > limit:
+        logger.warning("max_seq_len %d exceeds the model's %d positions; using %d", max_seq_len, limit, limit)
+    return min(max_seq_len, limit)
+
+
+def build_table(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    entity_ids: Sequence[str],
+    sentences: Sequence[str],
+    spans: Sequence[tuple[int, int]],
+    *,
+    max_seq_len: int = 128,
+    tokens_per_batch: int = 16_384,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Entity ids (in order of first appearance), float32 vector sums [N, H] and sentence counts.
+
+    For use from Python on in-memory sentences; mentions with bad spans are skipped and logged.
+    """
+    if not len(entity_ids) == len(sentences) == len(spans):
+        raise ValueError(f"build_table: {len(entity_ids)} ids, {len(sentences)} sentences, {len(spans)} spans")
+    chunks = (
+        _Rows(
+            entity_ids[lo : lo + _POOL_ROWS],
+            sentences[lo : lo + _POOL_ROWS],
+            [s for s, _ in spans[lo : lo + _POOL_ROWS]],
+            [e for _, e in spans[lo : lo + _POOL_ROWS]],
+        )
+        for lo in range(0, len(sentences), _POOL_ROWS)
+    )
+    ids, sums, counts, _ = _encode(
+        model,
+        tokenizer,
+        chunks,
+        max_seq_len=_effective_max_seq_len(model, max_seq_len),
+        tokens_per_batch=tokens_per_batch,
+        total_rows=len(sentences),
+    )
+    return ids, sums, counts
+
+
+def _frequencies(path: str, ids: list[str], fallback: np.ndarray) -> np.ndarray:
+    """Mentions before sampling per entity; entities absent from the file fall back to their sample size."""
+    table = ds.dataset(path, format="parquet").to_table(columns=["entity_id", "frequency"])
+    index = pc.index_in(pa.array(ids, table.schema.field("entity_id").type), value_set=table.column("entity_id"))
+    found = index.is_valid().to_numpy(zero_copy_only=False)
+    freq = fallback.copy()
+    freq[found] = table.column("frequency").to_numpy()[index.to_numpy(zero_copy_only=False)[found].astype(np.int64)]
+    if (~found).any():
+        logger.warning("%d entities have no frequency in %s; using their sample size", int((~found).sum()), path)
+    return freq
+
+
+def encode_samples(
+    samples_path: str,
+    model_name_or_path: str,
+    out_path: str,
+    *,
+    frequencies_path: str | None = None,
+    max_seq_len: int = 128,
+    tokens_per_batch: int = 16_384,
+    precision: str = "auto",
+    device: str = "auto",
+    norm: float | None = None,
+    shard: tuple[int, int] | None = None,
+) -> dict[str, int]:
+    """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``.
+
+    ``shard=(i, n)`` encodes only the mentions whose stable hash (:func:`shard_of`) is ``i`` mod ``n``;
+    the ``n`` shard tables merge (:func:`pelt.table.merge_tables`) into the full table, so shards
+    can run as separate GPU jobs and a rerun redoes only missing shards.  ``norm`` (the default L
+    stored in the table) defaults to the paper's value for the model family.  Returns counts of
+    rows, sentences, tokens, entities and of each kind of skipped mention.
+    """
+    if shard is not None and not 0 <= shard[0] < shard[1]:
+        raise ValueError(f"shard {shard} is not (index, count) with 0 <= index < count")
+    dataset = ds.dataset(samples_path, format="parquet")
+    missing = [c for c in SAMPLE_COLUMNS if c not in dataset.schema.names]
+    if missing:
+        raise ValueError(f"samples {samples_path} lack columns {missing} (have {dataset.schema.names})")
+    model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
+    max_seq_len = _effective_max_seq_len(model, max_seq_len)
+    chunks = (
+        _Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS))
+        for b in dataset.to_batches(columns=list(SAMPLE_COLUMNS), batch_size=_POOL_ROWS)
+    )
+    total = dataset.count_rows()
+    ids, sums, counts, stats = _encode(
+        model,
+        tokenizer,
+        chunks,
+        max_seq_len=max_seq_len,
+        tokens_per_batch=tokens_per_batch,
+        total_rows=total,
+        shard=shard,
+    )
+    frequency = counts if frequencies_path is None else _frequencies(frequencies_path, ids, counts)
+    metadata = {
+        "model": model_name_or_path,
+        "revision": revision(model),
+        "model_type": model.config.model_type,
+        "hidden_size": model.config.hidden_size,
+        "representation": representation(model),
+        "max_seq_len": max_seq_len,
+        "norm": float(default_norm(model) if norm is None else norm),
+        "precision": str(model.dtype).removeprefix("torch."),
+    }
+    write_table(out_path, ids, sums, counts, frequency, metadata)
+    stats["rows"] = total
+    return dict(stats)

@@ -1,0 +1,1 @@
+"""Evaluation of masked LMs with and without entity tables (LAMA probing; summaries)."""

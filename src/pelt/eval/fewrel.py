@@ -1,0 +1,394 @@
+"""Few-shot relation classification (FewRel 1.0 and 2.0) with Prototypical Networks, with and without a table.
+
+Protocol (the paper, its appendix and its code base, thunlp PELT ``FewRel/``):
+
+- **Proto** (Snell et al. 2017): an episode has N relations with K support instances each and
+  ``n_query`` queries per relation; a relation's prototype is the mean of its K support encodings,
+  and a query's logits are minus its squared Euclidean distances to the prototypes.  The encoder is
+  the PLM with entity markers (:class:`pelt.eval.relation.RelationEncoder`).
+- **Training**: ``steps`` optimizer steps (paper: 1500), each over ``batch_size`` episodes (the
+  code base's ``--batch_size``: episodes per step; the paper searched 4 / 8 / 32 and reports 32)
+  accumulated one episode at a time, so memory is that of one episode.  Training episodes are
+  ``train_n_way``-way (default N) with ``train_n_query`` queries per relation (5, the code base's
+  default).  AdamW, linear warm-up over ``warmup`` of the steps then linear decay, gradient norm
+  clipped at 1.  The table is frozen; the model is fine-tuned.
+- **Model selection**: every ``eval_every`` steps (paper: 250; its code skips the checks before
+  step 500) and after the last step, accuracy on ``val_episodes`` fixed validation episodes; the
+  best weights (ties: the earlier) are tested.
+- **Validation data never overlaps the test data.**  The paper's scripts pass ``val_wiki`` as both
+  validation and test set.  Here, when the configured validation data shares a relation or an
+  instance with the test data (or none is given), validation uses *held-out training relations*:
+  :func:`pelt.eval.relation.holdout_relations` picks them by a hash of their names (the same on
+  every run and seed), a quarter of the training relations and at least N unless ``val_relations``
+  says otherwise.  Training relations that share a name or any instance with the test or validation
+  data are dropped first (Wiki80 files hold FewRel's val relations too).
+- **Test**: ``test_episodes`` episodes, N-way K-shot, accuracy over all their queries.  The code
+  base tests 2000 batches of 32 episodes with 1 query per relation (64,000 episodes) and validates
+  on 200 batches of 32 (6,400); thanks to encoding each instance once (below) such counts are cheap.  Test episodes depend only on the seed and the data, so the
+  baseline and the pelt variant of a seed are scored on the same episodes.
+- Evaluation encodes each instance that an episode uses once (the model is fixed in eval mode),
+  then scores every episode from those vectors: exactly the per-episode result at a fraction of the
+  cost, since test episodes reuse instances many times.
+
+Random streams: training episodes, validation episodes and test episodes draw from separate
+generators derived from the seed, so changing ``steps`` does not change the test episodes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from pelt.eval.relation import (
+    DEFAULT_MARKERS,
+    Instance,
+    MarkedText,
+    RelationEncoder,
+    adamw_with_warmup,
+    default_holdout_size,
+    drop_overlapping,
+    entity_counts,
+    holdout_relations,
+    load_encoder,
+    read_instances,
+    resolve_instances,
+    seed_everything,
+    snapshot,
+)
+
+logger = logging.getLogger(__name__)
+
+# Independent random streams per seed (see the module docstring).
+_TRAIN_STREAM, _VAL_STREAM, _TEST_STREAM = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One N-way K-shot task: instance indices of the supports (N x K) and of the queries, with their labels."""
+
+    relations: tuple[str, ...]
+    support: tuple[tuple[int, ...], ...]
+    query: tuple[int, ...]
+    labels: tuple[int, ...]  # position in ``relations`` of each query's relation
+
+
+def relation_pool(instances: Sequence[Instance], need: int, n_way: int, what: str) -> dict[str, list[int]]:
+    """Relation -> instance indices, for the relations with at least ``need`` (K + Q) instances.
+
+    Smaller relations cannot fill an episode; they are dropped and logged.  Fewer than ``n_way``
+    usable relations is an error.
+    """
+    pool: dict[str, list[int]] = {}
+    for i, inst in enumerate(instances):
+        pool.setdefault(inst.relation, []).append(i)
+    small = sorted(r for r, idx in pool.items() if len(idx) < need)
+    if small:
+        logger.warning(
+            "%s: %d relations have fewer than %d instances and are not sampled: %s", what, len(small), need, small
+        )
+    pool = {r: idx for r, idx in sorted(pool.items()) if len(idx) >= need}
+    if len(pool) < n_way:
+        raise ValueError(
+            f"{what}: {len(pool)} relations with at least {need} instances, {n_way}-way episodes need {n_way}"
+        )
+    return pool
+
+
+def sample_episode(
+    pool: Mapping[str, Sequence[int]], n_way: int, k_shot: int, n_query: int, rng: np.random.Generator
+) -> Episode:
+    """N distinct relations, then K supports and ``n_query`` queries per relation, all distinct (FewRel's sampler)."""
+    names = sorted(pool)
+    picked = [names[i] for i in rng.choice(len(names), n_way, replace=False)]
+    support, query, labels = [], [], []
+    for label, relation in enumerate(picked):
+        members = pool[relation]
+        chosen = [members[i] for i in rng.choice(len(members), k_shot + n_query, replace=False)]
+        support.append(tuple(chosen[:k_shot]))
+        query += chosen[k_shot:]
+        labels += [label] * n_query
+    return Episode(tuple(picked), tuple(support), tuple(query), tuple(labels))
+
+
+def sample_episodes(
+    pool: Mapping[str, Sequence[int]], count: int, n_way: int, k_shot: int, n_query: int, seed: int, stream: int
+) -> list[Episode]:
+    """``count`` episodes from the seed's ``stream`` (module docstring): the same list for the same seed and data."""
+    rng = np.random.default_rng([seed, stream])
+    return [sample_episode(pool, n_way, k_shot, n_query, rng) for _ in range(count)]
+
+
+def proto_logits(support: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+    """[M, N] minus squared Euclidean distances of queries [M, D] to prototypes (means of support [N, K, D])."""
+    prototypes = support.mean(dim=1)
+    return -((query[:, None, :] - prototypes[None, :, :]) ** 2).sum(dim=-1)
+
+
+def _episode_logits(encoder: RelationEncoder, marked: Sequence[MarkedText], episode: Episode) -> torch.Tensor:
+    """Logits of one episode, supports and queries encoded in one forward."""
+    n, k = len(episode.support), len(episode.support[0])
+    ids = [i for row in episode.support for i in row] + list(episode.query)
+    vectors = encoder([marked[i] for i in ids])
+    return proto_logits(vectors[: n * k].view(n, k, -1), vectors[n * k :])
+
+
+def episode_accuracy(
+    encoder: RelationEncoder, marked: Sequence[MarkedText], episodes: Sequence[Episode], batch_size: int, desc: str
+) -> float:
+    """Accuracy over all queries of ``episodes``; each instance used is encoded once (module docstring)."""
+    used = sorted({i for ep in episodes for row in ep.support for i in row} | {i for ep in episodes for i in ep.query})
+    vectors = encoder.encode([marked[i] for i in used], batch_size, desc=desc)
+    row_of = {i: r for r, i in enumerate(used)}
+    correct = total = 0
+    for ep in episodes:
+        support = vectors[[row_of[i] for row in ep.support for i in row]].view(len(ep.support), len(ep.support[0]), -1)
+        predicted = proto_logits(support, vectors[[row_of[i] for i in ep.query]]).argmax(dim=-1)
+        correct += int((predicted.cpu() == torch.tensor(ep.labels)).sum())
+        total += len(ep.query)
+    return correct / total
+
+
+def split_fewrel(
+    train: Sequence[Instance],
+    val: Sequence[Instance],
+    test: Sequence[Instance],
+    *,
+    n_way: int,
+    val_relations: int | None = None,
+    excluded: Sequence[Instance] = (),
+) -> tuple[list[Instance], list[Instance], dict]:
+    """Training and validation instances that share no relation and no instance with the test data.
+
+    The configured validation data is used when it is disjoint from the test data; otherwise
+    validation relations are held out of the training data (see the module docstring).  Relations
+    of ``excluded`` are removed from the training data too.  Returns the two lists and a description
+    of the split for the result file.
+    """
+    test_keys = {inst.key for inst in test}
+    test_relations = {inst.relation for inst in test}
+    val_usable = bool(val) and not any(inst.key in test_keys or inst.relation in test_relations for inst in val)
+    if val and not val_usable:
+        logger.info("FewRel: the validation data overlaps the test data; validating on held-out training relations")
+    train_kept, dropped = drop_overlapping(train, [*test, *(val if val_usable else ()), *excluded])
+    if val_usable:
+        val_kept, source, held = list(val), "given", []
+    else:
+        relations = sorted({inst.relation for inst in train_kept})
+        held = holdout_relations(relations, val_relations or default_holdout_size(len(relations), n_way))
+        held_set = set(held)
+        val_kept = [inst for inst in train_kept if inst.relation in held_set]
+        train_kept = [inst for inst in train_kept if inst.relation not in held_set]
+        source = "holdout"
+    info = {
+        "validation_source": source,
+        "validation_relations": sorted({inst.relation for inst in val_kept}),
+        "train_relations_dropped_overlap": dropped,
+        "train_relations": len({inst.relation for inst in train_kept}),
+        "train_instances": len(train_kept),
+        "validation_instances": len(val_kept),
+        "test_relations": len(test_relations),
+        "test_instances": len(test),
+    }
+    return train_kept, val_kept, info
+
+
+def run_fewrel(
+    model_name_or_path: str,
+    train: list[str],
+    val: list[str],
+    test: list[str],
+    out_json: str,
+    *,
+    n_way: int,
+    k_shot: int,
+    seed: int,
+    variant: str,
+    table_path: str | None,
+    task_entities_path: str | None,
+    norm: float | None,
+    steps: int = 1500,
+    batch_size: int = 4,
+    lr: float = 2e-5,
+    eval_every: int = 250,
+    val_episodes: int = 100,
+    test_episodes: int = 1000,
+    n_query: int = 1,
+    max_length: int = 128,
+    dataset: str = "fewrel",
+    exclude: list[str] | None = None,
+    train_n_way: int | None = None,
+    train_n_query: int = 5,
+    val_relations: int | None = None,
+    warmup: float = 0.1,
+    weight_decay: float = 0.01,
+    eval_batch_size: int = 64,
+    markers: tuple[str, str] = DEFAULT_MARKERS,
+    device: str = "auto",
+) -> dict:
+    """Train Proto on ``train`` episodes, select on validation episodes, test N-way K-shot; write and return the result.
+
+    ``train`` files are FewRel JSON (``train_wiki.json``) or Wiki80 JSONL (``.jsonl``); ``val`` may be
+    the test files themselves (see the module docstring); ``exclude`` names files whose relations
+    must not be trained on either (FewRel 2.0 from Wiki80: ``val_wiki.json``, which leaves FewRel's
+    64 training relations, the paper's training set, of which validation then holds out a quarter).  ``dataset`` names the benchmark in the result
+    (``fewrel1`` / ``fewrel2`` match the paper's Table 2).  ``norm`` is L (default: the
+    table's).  ``n_query`` is the queries per relation in validation and test episodes.
+    """
+    train_n_way = train_n_way or n_way
+    if min(n_way, k_shot, n_query, train_n_way, train_n_query, batch_size, eval_every) < 1 or steps < 0:
+        raise ValueError("run_fewrel: N, K, queries, batch size and eval_every must be positive, steps >= 0")
+    seed_everything(seed)
+    test_data = read_instances(test)
+    train_data, val_data, split = split_fewrel(
+        read_instances(train),
+        read_instances(val),
+        test_data,
+        n_way=n_way,
+        val_relations=val_relations,
+        excluded=read_instances(exclude or []),
+    )
+    train_pool = relation_pool(train_data, k_shot + train_n_query, train_n_way, "FewRel training data")
+    val_pool = relation_pool(val_data, k_shot + n_query, n_way, "FewRel validation data")
+    test_pool = relation_pool(test_data, k_shot + n_query, n_way, "FewRel test data")
+
+    encoder = load_encoder(
+        model_name_or_path,
+        variant=variant,
+        table_path=table_path,
+        task_entities_path=task_entities_path,
+        norm=norm,
+        markers=markers,
+        max_length=max_length,
+        device=device,
+        what="run_fewrel",
+    )
+    marked = {}
+    counts = {}
+    for name, data in (("train", train_data), ("validation", val_data), ("test", test_data)):
+        entity_ids = resolve_instances(data, task_entities_path)
+        marked[name] = encoder.mark(data, entity_ids)
+        counts[name] = entity_counts(entity_ids, encoder.table, task_entities_path is not None)
+
+    val_set = sample_episodes(val_pool, val_episodes, n_way, k_shot, n_query, seed, _VAL_STREAM)
+    test_set = sample_episodes(test_pool, test_episodes, n_way, k_shot, n_query, seed, _TEST_STREAM)
+    history = _train(
+        encoder,
+        marked,
+        train_pool,
+        val_set,
+        seed=seed,
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        warmup=warmup,
+        weight_decay=weight_decay,
+        eval_every=eval_every,
+        eval_batch_size=eval_batch_size,
+        n_way=train_n_way,
+        k_shot=k_shot,
+        n_query=train_n_query,
+    )
+    encoder.pop_stats()  # training's counts; the result reports the test set's
+    accuracy = episode_accuracy(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
+    counts["test"].update(encoder.pop_stats())
+    result = {
+        "task": "fewrel",
+        "dataset": dataset,
+        "model": model_name_or_path,
+        "variant": "pelt" if encoder.table is not None else "baseline",
+        "seed": seed,
+        "setting": f"{n_way}-{k_shot}",
+        "accuracy": accuracy,
+        "n": len(test_set),
+        "n_queries": sum(len(ep.query) for ep in test_set),
+        "norm": encoder.norm,
+        "table": table_path if encoder.table is not None else None,
+        "validation": history,
+        "data": split,
+        "entities": counts,
+        "hyperparameters": {
+            "n_way": n_way,
+            "k_shot": k_shot,
+            "n_query": n_query,
+            "train_n_way": train_n_way,
+            "train_n_query": train_n_query,
+            "steps": steps,
+            "batch_size": batch_size,
+            "lr": lr,
+            "warmup": warmup,
+            "weight_decay": weight_decay,
+            "eval_every": eval_every,
+            "val_episodes": val_episodes,
+            "test_episodes": test_episodes,
+            "exclude": exclude or [],
+            "max_length": max_length,
+            "markers": list(encoder.markers),
+            "optimizer": "AdamW",
+            "max_grad_norm": 1.0,
+        },
+    }
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=2)
+    logger.info("FewRel %s %s %s seed %d: accuracy %.4f", dataset, result["setting"], result["variant"], seed, accuracy)
+    return result
+
+
+def _train(
+    encoder: RelationEncoder,
+    marked: Mapping[str, Sequence[MarkedText]],
+    pool: Mapping[str, Sequence[int]],
+    val_set: Sequence[Episode],
+    *,
+    seed: int,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    warmup: float,
+    weight_decay: float,
+    eval_every: int,
+    eval_batch_size: int,
+    n_way: int,
+    k_shot: int,
+    n_query: int,
+) -> dict:
+    """Fine-tune with model selection on ``val_set``; leaves the best weights in ``encoder``; returns the history."""
+    rng = np.random.default_rng([seed, _TRAIN_STREAM])
+    optimizer, schedule = adamw_with_warmup(encoder, lr, weight_decay, steps, warmup)
+    history: list[dict] = []
+    best: tuple[float, int, dict] | None = None
+    encoder.train()
+    losses: list[float] = []
+    for step in tqdm(range(1, steps + 1), desc="FewRel training", unit="step"):
+        for _ in range(batch_size):
+            episode = sample_episode(pool, n_way, k_shot, n_query, rng)
+            logits = _episode_logits(encoder, marked["train"], episode)
+            loss = F.cross_entropy(logits, torch.tensor(episode.labels, device=logits.device)) / batch_size
+            loss.backward()
+            losses.append(loss.item() * batch_size)
+        torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if step % eval_every == 0 or step == steps:
+            accuracy = episode_accuracy(encoder, marked["validation"], val_set, eval_batch_size, "FewRel validation")
+            history.append({"step": step, "accuracy": accuracy, "train_loss": float(np.mean(losses))})
+            logger.info("FewRel step %d: validation accuracy %.4f, training loss %.4f", step, accuracy, np.mean(losses))
+            losses = []
+            if best is None or accuracy > best[0]:
+                best = (accuracy, step, snapshot(encoder))
+    encoder.eval()
+    if best is not None:
+        encoder.load_state_dict(best[2])
+    return {
+        "history": history,
+        "best_step": best[1] if best else 0,
+        "best_accuracy": best[0] if best else None,
+        "episodes": len(val_set),
+    }

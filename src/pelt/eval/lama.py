@@ -1,0 +1,490 @@
+"""LAMA knowledge probing (Petroni et al. 2019) with and without an entity table.
+
+Protocol, as in LAMA and the paper:
+
+- each relation's template (``relations.jsonl``) is filled with the subject's label for ``[X]`` and
+  the model's mask token for ``[Y]``;
+- the model predicts among the **candidates**: the LAMA common vocabulary restricted to words the
+  model can produce as one token, so that models with different vocabularies compete on the same
+  words.  A word ``w`` is a candidate when ``" " + w`` tokenizes (no special tokens) to exactly one
+  token that is not the unknown token.  The leading space matters because the mask follows a space
+  in every template: byte-level BPE (RoBERTa, BART) needs the ``Ġw`` form, SentencePiece (XLM-R)
+  the ``▁w`` form, and WordPiece (BERT) ignores the space (an uncased BERT maps ``Paris`` and
+  ``paris`` to one id; the first spelling in the vocabulary file names the prediction);
+- facts whose object is not a candidate are dropped and counted, per relation;
+- P@1 = share of facts whose object is the candidate with the highest logit at the mask; the
+  headline number is the macro average over relations (relations left without facts are excluded),
+  the micro average is reported too.
+
+With a table (the PELT variant), each subject is resolved to a corpus entity id through the
+``task_entities.parquet`` written by the sampling stage, by QID when the fact has one and else by
+name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.inject.inject`.  Facts whose
+subject is not in the table are evaluated on the plain prompt, and counted.  The subject's corpus
+frequency (the table's ``frequency`` column; 0 when absent) puts each fact into a bucket, to show
+where the table helps (rare entities, the paper's Figure 2).
+
+Both variants go through :func:`pelt.inject.inject`, so baseline and PELT share tokenization.
+
+The norm L of the injected vectors is chosen here, as in the paper: :func:`sweep_norm` scores the
+pelt variant for each L of 1..10 on one loaded model and keeps the best macro P@1 (ties: the
+smallest L); the fine-tuning tasks then use that L.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from pelt.inject import inject
+from pelt.models import forward_mlm, load_masked_lm
+from pelt.table import EntityTable
+from pelt.tasks import lama_subject, read_jsonl
+
+logger = logging.getLogger(__name__)
+
+# Google-RE relations are named by their Freebase predicate; LAMA's code holds their templates.
+GOOGLE_RE_TEMPLATES = {
+    "place_of_birth": "[X] was born in [Y] .",
+    "date_of_birth": "[X] (born [Y]).",
+    "place_of_death": "[X] died in [Y] .",
+}
+# Lower bounds of the subject-frequency buckets; the last bucket is open.
+BUCKET_BOUNDS = (0, 10, 50, 100)
+
+
+@dataclass(frozen=True)
+class Fact:
+    uuid: str
+    relation: str
+    subject: str
+    subject_qid: str | None
+    object: str
+
+
+def bucket_names(bounds: Sequence[int] = BUCKET_BOUNDS) -> list[str]:
+    """``[0,10)``, ``[10,50)``, ``[50,100)``, ``[100,+)`` for the default bounds."""
+    upper = [str(b) for b in bounds[1:]] + ["+"]
+    return [f"[{lo},{hi})" for lo, hi in zip(bounds, upper)]
+
+
+def frequency_bucket(frequency: int, bounds: Sequence[int] = BUCKET_BOUNDS) -> str:
+    """The name of the bucket holding ``frequency`` (a count of corpus mentions)."""
+    if frequency < bounds[0]:
+        raise ValueError(f"frequency {frequency} is below the first bucket")
+    index = max(i for i, lo in enumerate(bounds) if frequency >= lo)
+    return bucket_names(bounds)[index]
+
+
+def relation_of(record: Mapping, path: str | Path) -> str:
+    """T-REx names the relation (``predicate_id``), Google-RE its Freebase predicate, ParaRel only the file name."""
+    if record.get("predicate_id"):
+        return str(record["predicate_id"])
+    if record.get("pred"):
+        return str(record["pred"]).rstrip("/").rsplit("/", 1)[-1]
+    return Path(path).stem.removesuffix("_test")
+
+
+def load_templates(relations_path: str | os.PathLike[str]) -> dict[str, str]:
+    """Relation -> template with one ``[X]`` and one ``[Y]``; Google-RE's templates unless the file overrides them."""
+    templates = dict(GOOGLE_RE_TEMPLATES)
+    for lineno, record in read_jsonl(relations_path):
+        template = record.get("template", "")
+        if template.count("[X]") != 1 or template.count("[Y]") != 1:
+            raise ValueError(f"{relations_path}:{lineno}: template {template!r} needs exactly one [X] and one [Y]")
+        templates[record["relation"]] = template
+    return templates
+
+
+def load_facts(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Fact], int]:
+    """All facts of T-REx, Google-RE or ParaRel files, and how many records lacked a subject or object label."""
+    facts: list[Fact] = []
+    skipped = 0
+    for path in paths:
+        for lineno, record in read_jsonl(path):
+            subject = lama_subject(record)
+            obj = record.get("obj_label")
+            if subject is None or not isinstance(obj, str) or not obj.strip():
+                skipped += 1
+                continue
+            facts.append(
+                Fact(
+                    uuid=str(record.get("uuid") or f"{Path(path).name}:{lineno}"),
+                    relation=relation_of(record, path),
+                    subject=subject[0],
+                    subject_qid=subject[1],
+                    object=obj,
+                )
+            )
+    if skipped:
+        logger.warning("LAMA: skipped %d facts without a subject or object label", skipped)
+    return facts, skipped
+
+
+def read_vocab(path: str | os.PathLike[str]) -> list[str]:
+    """The common vocabulary, one word a line, in file order (blank lines ignored)."""
+    with open(path, encoding="utf-8") as fh:
+        return [line.strip() for line in fh if line.strip()]
+
+
+def candidate_vocabulary(tokenizer: PreTrainedTokenizerBase, words: Iterable[str]) -> dict[str, int]:
+    """Word -> token id for the words the model can predict as one token (rule in the module docstring)."""
+    out: dict[str, int] = {}
+    for word in words:
+        ids = tokenizer(" " + word, add_special_tokens=False)["input_ids"]
+        if len(ids) == 1 and ids[0] != tokenizer.unk_token_id:
+            out[word] = ids[0]
+    return out
+
+
+def fill_template(template: str, subject: str, mask_token: str) -> tuple[str, int, int]:
+    """The prompt, and the character span of the subject in it (where the entity slot goes)."""
+    parts = re.split(r"(\[X\]|\[Y\])", template)
+    text, span = "", (0, 0)
+    for part in parts:
+        if part == "[X]":
+            span = (len(text), len(text) + len(subject))
+            text += subject
+        else:
+            text += mask_token if part == "[Y]" else part
+    return text, span[0], span[1]
+
+
+def lama_uhn_filter(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
+    """LAMA-UHN's string filter (Poerner et al. 2020): drop facts whose object is in the subject's name.
+
+    Such facts (``Apple Watch`` is produced by ``Apple``) can be answered from the name alone.
+    The comparison is case-insensitive on the whole object label.  LAMA-UHN's second filter (person
+    names that a model associates with a language or nationality) needs a model's guesses and is
+    not applied.  Returns the kept facts and the number dropped.
+    """
+    kept = [f for f in facts if f.object.lower() not in f.subject.lower()]
+    dropped = len(facts) - len(kept)
+    logger.info("LAMA-UHN filter: dropped %d of %d facts", dropped, len(facts))
+    return kept, dropped
+
+
+def resolve_entities(
+    entities: Sequence[tuple[str, str | None]], task_entities_path: str | os.PathLike[str]
+) -> list[str | None]:
+    """Entity id of each ``(name, qid)`` through ``task_entities.parquet`` (by QID when given, else by name).
+
+    A pair with a QID is never resolved by its name: another entity of the same name (a namesake
+    with another QID) would then lend it the wrong vector.  Used by every task (LAMA subjects,
+    FewRel / Wiki80 heads and tails), so that all resolve alike.
+    """
+    table = pq.read_table(task_entities_path, columns=["name", "qid", "entity_id"]).to_pylist()
+    by_qid = {r["qid"]: r["entity_id"] for r in table if r["qid"] and r["entity_id"]}
+    by_name: dict[str, str] = {}
+    for r in table:
+        if r["entity_id"]:
+            by_name.setdefault(r["name"], r["entity_id"])
+    return [by_qid.get(qid) if qid else by_name.get(name) for name, qid in entities]
+
+
+def resolve_subjects(facts: Sequence[Fact], task_entities_path: str | os.PathLike[str]) -> list[str | None]:
+    """Entity id of each fact's subject (see :func:`resolve_entities`)."""
+    return resolve_entities([(f.subject, f.subject_qid) for f in facts], task_entities_path)
+
+
+def resolve_variant(
+    variant: str | None, table_path: str | None, task_entities_path: str | None, what: str
+) -> str:
+    """``baseline`` or ``pelt`` (the default when a table is given), checked against the table arguments.
+
+    Shared by every task runner (``what`` names it in errors), so that all accept the same combinations.
+    """
+    variant = variant or ("pelt" if table_path else "baseline")
+    if variant not in ("baseline", "pelt"):
+        raise ValueError(f"variant must be baseline or pelt, not {variant!r}")
+    if (table_path is None) != (task_entities_path is None):
+        raise ValueError(f"{what}: table_path and task_entities_path go together")
+    if variant == "pelt" and table_path is None:
+        raise ValueError(f"{what}: the pelt variant needs a table")
+    return variant
+
+
+def _p_at_1(correct: int, total: int) -> float | None:
+    return correct / total if total else None
+
+
+@torch.inference_mode()
+def _predict(
+    model, tokenizer, facts: Sequence[Fact], templates: Mapping[str, str], entity_ids: Sequence[str | None],
+    table: EntityTable | None, candidate_ids: torch.Tensor, norm: float | None, batch_size: int, max_length: int,
+) -> tuple[list[int | None], list[bool]]:
+    """Argmax candidate id per fact (None when truncation removed the mask) and whether an entity was injected."""
+    predictions: list[int | None] = []
+    injected: list[bool] = []
+    for lo in tqdm(range(0, len(facts), batch_size), desc="LAMA", unit="batch"):
+        texts, mentions = [], []
+        for fact, entity_id in zip(facts[lo : lo + batch_size], entity_ids[lo : lo + batch_size]):
+            text, start, end = fill_template(templates[fact.relation], fact.subject, tokenizer.mask_token)
+            texts.append(text)
+            mentions.append([(start, end, entity_id)] if table is not None and entity_id else [])
+        batch = inject(model, tokenizer, texts, mentions, table, norm=norm, max_length=max_length)
+        logits = forward_mlm(model, batch.inputs_embeds, batch.attention_mask, batch.input_ids)
+        is_mask = batch.input_ids == tokenizer.mask_token_id
+        if (is_mask.sum(dim=1) > 1).any():
+            raise ValueError("a LAMA prompt holds more than one mask token: check the subject labels and templates")
+        rows, cols = is_mask.nonzero(as_tuple=True)
+        best = logits[rows, cols][:, candidate_ids].float().argmax(dim=-1)
+        row_best = dict(zip(rows.tolist(), candidate_ids[best].tolist()))
+        predictions += [row_best.get(b) for b in range(len(texts))]
+        injected += [bool(p) for p in batch.entity_positions]
+    return predictions, injected
+
+
+@dataclass
+class _Probe:
+    """What a LAMA evaluation needs that depends neither on the variant nor on L: built once, scored many times."""
+
+    model_name_or_path: str
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    templates: dict[str, str]
+    facts: list[Fact]  # kept: object is a candidate
+    dropped: Counter  # relation -> facts dropped because the object is not a candidate
+    candidates: dict[str, int]
+    n_read: int
+    n_malformed: int
+    n_uhn_dropped: int
+    table_path: str | None
+    table: EntityTable | None
+    entity_ids: list[str | None]
+    frequencies: list[int]
+
+
+def _prepare(
+    model_name_or_path: str,
+    facts: list[str],
+    relations_path: str,
+    common_vocab_path: str,
+    table_path: str | None,
+    task_entities_path: str | None,
+    uhn: bool,
+) -> _Probe:
+    """Read facts and templates, load the model, pick candidates, resolve subjects (see the module docstring)."""
+    templates = load_templates(relations_path)
+    all_facts, n_malformed = load_facts(facts)
+    n_uhn_dropped = 0
+    if uhn:
+        all_facts, n_uhn_dropped = lama_uhn_filter(all_facts)
+    unknown = sorted({f.relation for f in all_facts} - set(templates))
+    if unknown:
+        raise ValueError(f"no template for relations {unknown} in {relations_path}")
+
+    model, tokenizer = load_masked_lm(model_name_or_path)
+    candidates = candidate_vocabulary(tokenizer, read_vocab(common_vocab_path))
+    if not candidates:
+        raise ValueError(f"no word of {common_vocab_path} is a single token of {model_name_or_path}")
+    kept = [f for f in all_facts if f.object in candidates]
+    dropped = Counter(f.relation for f in all_facts if f.object not in candidates)
+    logger.info(
+        "LAMA: %d candidates; %d facts kept, %d dropped (object not a candidate)",
+        len(candidates), len(kept), sum(dropped.values()),
+    )
+
+    table = EntityTable.open(table_path) if table_path else None
+    entity_ids: list[str | None] = [None] * len(kept)
+    frequencies = [0] * len(kept)
+    if table is not None:
+        entity_ids = resolve_subjects(kept, task_entities_path)
+        known = sorted({e for e in entity_ids if e})
+        freq = dict(zip(known, table.counts(known, missing="zero")[1].tolist()))
+        frequencies = [freq.get(e, 0) if e else 0 for e in entity_ids]
+    return _Probe(
+        model_name_or_path=model_name_or_path, model=model, tokenizer=tokenizer, templates=templates, facts=kept,
+        dropped=dropped, candidates=candidates, n_read=len(all_facts) + n_malformed + n_uhn_dropped,
+        n_malformed=n_malformed, n_uhn_dropped=n_uhn_dropped, table_path=table_path, table=table,
+        entity_ids=entity_ids, frequencies=frequencies,
+    )
+
+
+def _score(
+    probe: _Probe, variant: str, norm: float | None, batch_size: int, max_length: int, predictions_out: str | None
+) -> dict:
+    """The result dict of one evaluation (per-fact predictions written to ``predictions_out`` unless None)."""
+    model, tokenizer, table, candidates = probe.model, probe.tokenizer, probe.table, probe.candidates
+    used_norm = (norm if norm is not None else table.norm) if variant == "pelt" else None
+    candidate_ids = torch.tensor(sorted(set(candidates.values())), device=model.device)
+    names = {}
+    for word, token_id in candidates.items():
+        names.setdefault(token_id, word)
+    predicted, injected = _predict(
+        model, tokenizer, probe.facts, probe.templates, probe.entity_ids, table if variant == "pelt" else None,
+        candidate_ids, used_norm, batch_size, max_length,
+    )
+
+    per_relation: dict[str, dict] = {}
+    buckets = {name: {"facts": 0, "correct": 0} for name in bucket_names()}
+    n_truncated = 0
+    records = []
+    for fact, pred, inj, entity_id, frequency in zip(
+        probe.facts, predicted, injected, probe.entity_ids, probe.frequencies
+    ):
+        if pred is None:
+            n_truncated += 1
+            continue
+        correct = pred == candidates[fact.object]
+        stats = per_relation.setdefault(fact.relation, {"facts": 0, "correct": 0, "injected": 0})
+        stats["facts"] += 1
+        stats["correct"] += correct
+        stats["injected"] += inj
+        bucket = buckets[frequency_bucket(frequency)]
+        bucket["facts"] += 1
+        bucket["correct"] += correct
+        records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency,
+                        "prediction": names[pred], "correct": correct, "injected": inj})
+    if predictions_out is not None:
+        with open(predictions_out, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    if n_truncated:
+        logger.warning("LAMA: %d prompts lost their mask to max_length %d and were skipped", n_truncated, max_length)
+    dropped = probe.dropped
+    for relation in sorted(set(dropped) | set(per_relation)):
+        stats = per_relation.setdefault(relation, {"facts": 0, "correct": 0, "injected": 0})
+        stats["dropped_not_candidate"] = dropped.get(relation, 0)
+        stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
+    for bucket in buckets.values():
+        bucket["p_at_1"] = _p_at_1(bucket["correct"], bucket["facts"])
+    scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
+    n_eval = sum(s["facts"] for s in per_relation.values())
+    n_injected = sum(s["injected"] for s in per_relation.values())
+    entity_ids = probe.entity_ids
+    return {
+        "task": "lama",
+        "model": probe.model_name_or_path,
+        "variant": variant,
+        "norm": used_norm,
+        "table": probe.table_path,
+        "macro_p_at_1": sum(scored) / len(scored) if scored else None,
+        "micro_p_at_1": _p_at_1(sum(s["correct"] for s in per_relation.values()), n_eval),
+        "per_relation": dict(sorted(per_relation.items())),
+        "buckets": buckets if table is not None else None,
+        "counts": {
+            "facts_read": probe.n_read,
+            "malformed": probe.n_malformed,
+            "dropped_uhn": probe.n_uhn_dropped,
+            "dropped_not_candidate": sum(dropped.values()),
+            "dropped_truncated": n_truncated,
+            "facts_evaluated": n_eval,
+            "candidates": len(set(candidates.values())),
+            "injected": n_injected,
+            "not_injected": n_eval - n_injected,
+            "subject_unresolved": sum(e is None for e in entity_ids) if table is not None else None,
+            "subject_not_in_table": sum(bool(e) and e not in table for e in entity_ids) if table is not None else None,
+        },
+    }
+
+
+def run_lama(
+    model_name_or_path: str,
+    facts: list[str],
+    relations_path: str,
+    common_vocab_path: str,
+    out_json: str,
+    predictions_out: str,
+    *,
+    table_path: str | None = None,
+    task_entities_path: str | None = None,
+    norm: float | None = None,
+    variant: str | None = None,
+    uhn: bool = False,
+    batch_size: int = 32,
+    max_length: int = 128,
+) -> dict:
+    """Evaluate LAMA P@1 of a model, writing the result JSON and per-fact predictions (JSONL); returns the result.
+
+    ``variant`` is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
+    ``pelt`` when a table is given.  A baseline may still be given the table and task entities: they
+    then only assign facts to frequency buckets, so that both variants are bucketed alike.
+    ``norm`` is L for the injected vectors (default: the table's own).  ``uhn`` applies
+    :func:`lama_uhn_filter` first.
+    """
+    variant = resolve_variant(variant, table_path, task_entities_path, "run_lama")
+    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn)
+    if variant == "pelt":
+        probe.table.check_model(probe.model)
+    result = _score(probe, variant, norm, batch_size, max_length, predictions_out)
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=2)
+    logger.info("LAMA %s %s: macro P@1 %s over %d facts", model_name_or_path, variant, result["macro_p_at_1"],
+                result["counts"]["facts_evaluated"])
+    return result
+
+
+def choose_norm(scores: Mapping[float, float | None]) -> float:
+    """The L with the best macro P@1; ties go to the smallest L (the paper reports one L per model)."""
+    scored = {norm: p for norm, p in scores.items() if p is not None}
+    if not scored:
+        raise ValueError("no L was scored: no fact survived candidate filtering")
+    return min(scored, key=lambda norm: (-scored[norm], norm))
+
+
+def sweep_norm(
+    model_name_or_path: str,
+    facts: list[str],
+    relations_path: str,
+    common_vocab_path: str,
+    out_json: str,
+    *,
+    table_path: str,
+    task_entities_path: str,
+    norms: Iterable[float] = range(1, 11),
+    uhn: bool = False,
+    batch_size: int = 32,
+    max_length: int = 128,
+) -> dict:
+    """LAMA P@1 of the pelt variant for each L in ``norms`` (paper: 1..10), and the chosen L; writes ``out_json``.
+
+    The model, candidates and subject resolution are prepared once and only the scoring is
+    repeated per L, so a sweep costs one model load.  The baseline (which does not depend on L) is
+    scored once as the reference.  The chosen L is :func:`choose_norm` of the macro P@1; it is what
+    the fine-tuning tasks use unless the config overrides it.
+    """
+    norms = [float(n) for n in norms]
+    if not norms or any(n <= 0 for n in norms):
+        raise ValueError(f"sweep_norm: norms must be positive, got {norms}")
+    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn)
+    probe.table.check_model(probe.model)
+    baseline = _score(probe, "baseline", None, batch_size, max_length, None)
+    per_norm = []
+    for norm in tqdm(norms, desc="LAMA norm sweep", unit="L"):
+        result = _score(probe, "pelt", norm, batch_size, max_length, None)
+        per_norm.append({
+            "norm": norm,
+            "macro_p_at_1": result["macro_p_at_1"],
+            "micro_p_at_1": result["micro_p_at_1"],
+            "facts_evaluated": result["counts"]["facts_evaluated"],
+            "injected": result["counts"]["injected"],
+        })
+    chosen = choose_norm({r["norm"]: r["macro_p_at_1"] for r in per_norm})
+    sweep = {
+        "task": "lama_norm_sweep",
+        "model": model_name_or_path,
+        "table": table_path,
+        "table_norm": probe.table.norm,
+        "uhn": uhn,
+        "baseline": {"macro_p_at_1": baseline["macro_p_at_1"], "micro_p_at_1": baseline["micro_p_at_1"],
+                     "facts_evaluated": baseline["counts"]["facts_evaluated"]},
+        "norms": per_norm,
+        "chosen_norm": chosen,
+        "counts": {k: baseline["counts"][k] for k in (
+            "facts_read", "malformed", "dropped_uhn", "dropped_not_candidate", "candidates",
+            "subject_unresolved", "subject_not_in_table")},
+    }
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(sweep, fh, indent=2)
+    logger.info("LAMA norm sweep %s: chosen L = %g", model_name_or_path, chosen)
+    return sweep

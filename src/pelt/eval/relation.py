@@ -1,0 +1,538 @@
+"""Relation classification shared by FewRel and Wiki80: instances, entity markers, the sentence encoder.
+
+**Data.**  FewRel files map relation -> instances ``{"tokens", "h": [name, id, [[positions], ...]],
+"t": ...}``; Wiki80 files are JSONL ``{"token", "h": {"name", "id", "pos": [start, end)}, "t",
+"relation"}``.  Both become :class:`Instance` (token spans half-open).  A FewRel entity may list several
+mentions; the first is used, as FewRel's own loader does.  Wiki80 is FewRel train + val under
+relation *names* instead of property ids, so which Wiki80 relation is a FewRel relation is decided by
+shared instances (:func:`drop_overlapping`), which needs no id -> name table.
+
+**Markers.**  The representation is the paper's code base's (thunlp RE-Context-or-Names, PELT
+``RE/``): markers around head and tail, and the concatenated last hidden states at the two *start*
+markers.  That code adds four new tokens (``[unused0..3]``) with randomly initialised embeddings;
+here the markers are plain text every tokenizer already knows -- ``@`` around the head, ``#``
+around the tail (the "entity marker (punct)" of Zhou & Chen, 2022) -- so no parameter is added (the
+premise of PELT) and the table's insertion works on ordinary text.  With a table, the head reads
+``@ head ( E ) @`` as in the paper's code (start marker, mention, brackets and slot, end marker):
+the text is the tokens joined by spaces with the markers as words, and :func:`pelt.inject.inject`
+inserts ``( E )`` after each mention's character span.
+
+**Finding the markers after injection.**  Injection only adds the bracket and slot tokens, so the
+k-th occurrence of a marker's token id before injection is its k-th occurrence after; k is counted
+once per instance on the plain tokenization (the sentence itself may contain ``@``).  This is why
+a marker must not tokenize to the unknown token (the slot's id) or to a bracket token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup
+
+from pelt.encoding import mention_token_span
+from pelt.eval.lama import resolve_entities, resolve_variant
+from pelt.inject import inject
+from pelt.models import _decoder_start, _shift_right, family, load_masked_lm, max_input_length
+from pelt.table import EntityTable
+from pelt.tasks import read_jsonl
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MARKERS = ("@", "#")  # head, tail
+_TOKENIZE_CHUNK = 1024  # texts tokenized per call when marking (bounds the offset lists held at once)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One side of a relation instance: its name, Wikidata QID (UMLS CUI in FewRel 2.0) and token span."""
+
+    name: str
+    qid: str | None
+    start: int
+    end: int  # exclusive
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A relation instance of FewRel or Wiki80, whichever file it came from."""
+
+    tokens: tuple[str, ...]
+    head: Entity
+    tail: Entity
+    relation: str
+
+    @property
+    def key(self) -> tuple:
+        """Identity of the sentence and entity spans, independent of the relation's label in a given file."""
+        return self.tokens, self.head.start, self.head.end, self.tail.start, self.tail.end
+
+
+def _entity(name: object, qid: object, start: object, end: object, n_tokens: int) -> Entity | None:
+    ok = (
+        isinstance(name, str)
+        and isinstance(start, int)
+        and isinstance(end, int)
+        and 0 <= start < end <= n_tokens
+        and (qid is None or isinstance(qid, str))
+    )
+    return Entity(name, qid or None, start, end) if ok else None
+
+
+def _instance(tokens: object, head: Entity | None, tail: Entity | None, relation: str) -> Instance | None:
+    """An instance, or None when the record cannot be marked: bad spans, overlapping or blank mentions."""
+    if head is None or tail is None or head.start < tail.end and tail.start < head.end:
+        return None
+    if any(not "".join(tokens[e.start : e.end]).strip() for e in (head, tail)):
+        return None
+    return Instance(tuple(tokens), head, tail, relation)
+
+
+def _tokens(record: dict, field: str) -> list[str] | None:
+    tokens = record.get(field)
+    ok = isinstance(tokens, list) and tokens and all(isinstance(t, str) for t in tokens)
+    return tokens if ok else None
+
+
+def _fewrel_entity(value: object, n_tokens: int) -> Entity | None:
+    if not (isinstance(value, list) and len(value) >= 3 and isinstance(value[2], list) and value[2]):
+        return None
+    positions = value[2][0]
+    if not (isinstance(positions, list) and positions and all(isinstance(p, int) for p in positions)):
+        return None
+    return _entity(value[0], value[1], min(positions), max(positions) + 1, n_tokens)
+
+
+def _wiki80_entity(value: object, n_tokens: int) -> Entity | None:
+    if not (isinstance(value, dict) and isinstance(value.get("pos"), list) and len(value["pos"]) == 2):
+        return None
+    return _entity(value.get("name"), value.get("id"), *value["pos"], n_tokens)
+
+
+def _report_skipped(path: str | os.PathLike[str], skipped: int, total: int) -> None:
+    if skipped:
+        logger.warning("%s: skipped %d of %d records (missing fields, bad or overlapping spans)", path, skipped, total)
+
+
+def read_fewrel(path: str | os.PathLike[str]) -> list[Instance]:
+    """Instances of a FewRel JSON file, in file order; unusable records are skipped, counted and logged."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a FewRel file maps relation -> instances, got {type(data).__name__}")
+    out: list[Instance] = []
+    total = 0
+    for relation, records in data.items():
+        for record in records:
+            total += 1
+            tokens = _tokens(record, "tokens") if isinstance(record, dict) else None
+            if tokens is None:
+                continue
+            n = len(tokens)
+            inst = _instance(tokens, _fewrel_entity(record.get("h"), n), _fewrel_entity(record.get("t"), n), relation)
+            if inst is not None:
+                out.append(inst)
+    _report_skipped(path, total - len(out), total)
+    return out
+
+
+def read_wiki80(path: str | os.PathLike[str]) -> list[Instance]:
+    """Instances of a Wiki80 JSONL file, in file order; unusable records are skipped, counted and logged."""
+    out: list[Instance] = []
+    total = 0
+    for _, record in read_jsonl(path):
+        total += 1
+        tokens = _tokens(record, "token")
+        relation = record.get("relation")
+        if tokens is None or not isinstance(relation, str):
+            continue
+        n = len(tokens)
+        inst = _instance(tokens, _wiki80_entity(record.get("h"), n), _wiki80_entity(record.get("t"), n), relation)
+        if inst is not None:
+            out.append(inst)
+    _report_skipped(path, total - len(out), total)
+    return out
+
+
+def read_instances(paths: Iterable[str | os.PathLike[str]]) -> list[Instance]:
+    """Instances of several files, Wiki80 (``.jsonl``) or FewRel (any other suffix), without duplicates.
+
+    Wiki80's files are disjoint, but a user may list a file twice or mix a FewRel file with the
+    Wiki80 file holding the same sentences; a duplicate would be both a support and a query.
+    """
+    seen: set[tuple] = set()
+    out: list[Instance] = []
+    duplicates = 0
+    for path in paths:
+        for inst in read_wiki80(path) if str(path).endswith(".jsonl") else read_fewrel(path):
+            if inst.key in seen:
+                duplicates += 1
+                continue
+            seen.add(inst.key)
+            out.append(inst)
+    if duplicates:
+        logger.warning("dropped %d duplicate instances (same sentence and entity spans)", duplicates)
+    return out
+
+
+def to_fewrel(instances: Iterable[Instance]) -> dict[str, list[dict]]:
+    """The FewRel layout of ``instances`` (relations sorted, instances in input order)."""
+    out: dict[str, list[dict]] = {}
+    for inst in instances:
+        sides = [[e.name, e.qid, [list(range(e.start, e.end))]] for e in (inst.head, inst.tail)]
+        out.setdefault(inst.relation, []).append({"tokens": list(inst.tokens), "h": sides[0], "t": sides[1]})
+    return dict(sorted(out.items()))
+
+
+def drop_overlapping(instances: Sequence[Instance], held_out: Sequence[Instance]) -> tuple[list[Instance], list[str]]:
+    """``instances`` without every relation that shares a name or any instance with ``held_out``; and those relations.
+
+    Whole relations go, not single instances: few-shot evaluation is about relations never seen in
+    training, and a Wiki80 relation that shares sentences with FewRel's val set *is* a val relation.
+    """
+    keys = {inst.key for inst in held_out}
+    names = {inst.relation for inst in held_out}
+    dropped = sorted({inst.relation for inst in instances if inst.relation in names or inst.key in keys})
+    gone = set(dropped)
+    if dropped:
+        logger.info("dropped %d relations that occur in the held-out data: %s", len(dropped), dropped)
+    return [inst for inst in instances if inst.relation not in gone], dropped
+
+
+def convert_wiki80_to_fewrel(
+    wiki80_paths: Sequence[str | os.PathLike[str]],
+    out_json: str | os.PathLike[str],
+    exclude: Sequence[str | os.PathLike[str]] = (),
+) -> dict[str, int]:
+    """Write Wiki80 files as one FewRel training file, without the relations of the ``exclude`` files.
+
+    This is the FewRel training set when ``train_wiki.json`` is not at hand: Wiki80 = FewRel train +
+    val, so excluding FewRel's val file leaves (parts of) the 64 training relations.  Returns counts.
+    """
+    instances, dropped = drop_overlapping(read_instances(wiki80_paths), read_instances(exclude))
+    data = to_fewrel(instances)
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    counts = {"relations": len(data), "instances": len(instances), "dropped_relations": len(dropped)}
+    logger.info("wrote %s: %s", out_json, counts)
+    return counts
+
+
+@dataclass(frozen=True)
+class MarkedText:
+    """An instance ready for the encoder: marked text, mentions to inject, and where its start markers are."""
+
+    text: str
+    mentions: tuple[tuple[int, int, str], ...]  # (start, end, entity id) of head / tail, when resolved
+    anchors: tuple[tuple[int, int], tuple[int, int]]  # (token id, occurrence) of the head and tail start markers
+
+
+def marked_text(
+    inst: Instance, markers: tuple[str, str] = DEFAULT_MARKERS
+) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """The tokens joined by spaces, with the head and tail each between two copies of its marker.
+
+    Returns the text, the character spans of the head and tail mentions (markers excluded) and the
+    character offsets of their start markers.
+    """
+    words: list[str] = []
+    offset = 0
+
+    def add(word: str) -> int:
+        nonlocal offset
+        words.append(word)
+        offset += len(word) + 1
+        return offset - len(word) - 1
+
+    sides = (inst.head, inst.tail)
+    spans = [[0, 0], [0, 0]]
+    marker_chars = [0, 0]
+    for i, token in enumerate(inst.tokens):
+        for side, entity in enumerate(sides):
+            if i == entity.start:
+                marker_chars[side] = add(markers[side])
+        start = add(token)
+        for side, entity in enumerate(sides):
+            if i == entity.start:
+                spans[side][0] = start
+            if i == entity.end - 1:
+                spans[side][1] = start + len(token)
+                add(markers[side])
+    return " ".join(words), [(s, e) for s, e in spans], marker_chars
+
+
+def token_states(model: PreTrainedModel, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Last hidden states [B, T, H] of the masked LM's backbone, from input embeddings.
+
+    BART: the decoder's, fed the same sequence shifted right (as in :func:`pelt.models.forward_mlm`
+    and in table building), so that a position's state is the one the LM head reads there.
+    """
+    if family(model) == "bart":
+        start = model.get_input_embeddings()(_decoder_start(model, inputs_embeds.device))
+        return model.model(
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            decoder_inputs_embeds=_shift_right(inputs_embeds, start),
+            decoder_attention_mask=attention_mask,
+        ).last_hidden_state
+    return model.base_model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
+
+
+class RelationEncoder(torch.nn.Module):
+    """Sentence encoder for relation classification: [state at head start marker; state at tail start marker].
+
+    Holds the masked LM (fine-tuned) and, for the pelt variant, the frozen table.  ``stats`` counts
+    slots injected, mentions whose entity the table lacks, and markers cut off by ``max_length``
+    (their state falls back to the first token's), over every forward since the last reset.
+    """
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        table: EntityTable | None,
+        *,
+        norm: float | None,
+        markers: tuple[str, str] = DEFAULT_MARKERS,
+        max_length: int = 128,
+        autocast: bool = False,
+    ):
+        super().__init__()
+        if len(markers) != 2 or markers[0] == markers[1] or not all(m.strip() == m and m for m in markers):
+            raise ValueError(f"markers must be two different non-blank words without spaces, got {markers!r}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.table = table
+        self.norm = norm
+        self.markers = tuple(markers)
+        self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
+        self.autocast = autocast
+        self.stats: Counter = Counter()
+        bracket = (
+            tokenizer(" (", add_special_tokens=False)["input_ids"]
+            + tokenizer(" )", add_special_tokens=False)["input_ids"]
+        )
+        self._inserted_ids = {*bracket, tokenizer.unk_token_id}
+
+    @property
+    def out_features(self) -> int:
+        return 2 * self.model.config.hidden_size
+
+    def mark(
+        self, instances: Sequence[Instance], entity_ids: Sequence[tuple[str | None, str | None]]
+    ) -> list[MarkedText]:
+        """Marked texts of ``instances``; ``entity_ids`` (head, tail) are injected when a table is held."""
+        out: list[MarkedText] = []
+        for lo in range(0, len(instances), _TOKENIZE_CHUNK):
+            chunk = instances[lo : lo + _TOKENIZE_CHUNK]
+            marked = [marked_text(inst, self.markers) for inst in chunk]
+            encoded = self.tokenizer(
+                [text for text, _, _ in marked],
+                return_offsets_mapping=True,
+                return_special_tokens_mask=True,
+                return_attention_mask=False,
+                verbose=False,
+            )
+            for b, (text, spans, marker_chars) in enumerate(marked):
+                ids = encoded["input_ids"][b]
+                anchors = []
+                for side, char in enumerate(marker_chars):
+                    span = mention_token_span(
+                        encoded["offset_mapping"][b], encoded["special_tokens_mask"][b], char, char + 1
+                    )
+                    token_id = ids[span[0]] if span else None
+                    if token_id is None or token_id in self._inserted_ids:
+                        raise ValueError(
+                            f"marker {self.markers[side]!r} is the unknown or a bracket token of this tokenizer; "
+                            "choose other markers"
+                        )
+                    anchors.append((token_id, ids[: span[0] + 1].count(token_id)))
+                pairs = zip(spans, entity_ids[lo + b])
+                mentions = tuple((s, e, eid) for (s, e), eid in pairs if eid) if self.table is not None else ()
+                out.append(MarkedText(text, mentions, (anchors[0], anchors[1])))
+        return out
+
+    def forward(self, marked: Sequence[MarkedText]) -> torch.Tensor:
+        """[len(marked), 2H] float32 representations (gradients flow into the model, not the table)."""
+        batch = inject(
+            self.model,
+            self.tokenizer,
+            [m.text for m in marked],
+            [list(m.mentions) for m in marked],
+            self.table,
+            norm=self.norm,
+            max_length=self.max_length,
+        )
+        self.stats["texts"] += len(marked)
+        self.stats["injected"] += batch.n_injected
+        self.stats["missing"] += batch.n_missing
+        device = batch.input_ids.device
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            states = token_states(self.model, batch.inputs_embeds, batch.attention_mask)
+        input_ids = batch.input_ids.cpu()  # one transfer, not one device sync per marker
+        positions = []
+        for b, m in enumerate(marked):
+            for token_id, occurrence in m.anchors:
+                hits = (input_ids[b] == token_id).nonzero()[:, 0]
+                if len(hits) >= occurrence:
+                    positions.append(int(hits[occurrence - 1]))
+                else:
+                    self.stats["markers_cut"] += 1
+                    positions.append(0)
+        rows = torch.arange(len(marked), device=device).repeat_interleave(2)
+        picked = states[rows, torch.tensor(positions, device=device)].float()
+        return picked.view(len(marked), self.out_features)
+
+    def pop_stats(self) -> dict[str, int]:
+        """The counts since the last call (texts encoded, slots injected, mentions missing from the table, markers
+        cut); resets them."""
+        stats = {
+            "texts_encoded": self.stats["texts"],
+            "injected": self.stats["injected"],
+            "missing_from_table": self.stats["missing"],
+            "markers_cut": self.stats["markers_cut"],
+        }
+        if stats["markers_cut"]:
+            logger.warning(
+                "%d start markers were cut off by max_length %d; their state is the first token's",
+                stats["markers_cut"],
+                self.max_length,
+            )
+        self.stats.clear()
+        return stats
+
+    @torch.inference_mode()
+    def encode(self, marked: Sequence[MarkedText], batch_size: int, desc: str = "encode") -> torch.Tensor:
+        """Representations of many texts in eval mode (no dropout, no gradients); training mode is restored."""
+        was_training = self.training
+        self.eval()
+        try:
+            parts = [
+                self(marked[lo : lo + batch_size])
+                for lo in tqdm(range(0, len(marked), batch_size), desc=desc, unit="batch")
+            ]
+        finally:
+            self.train(was_training)
+        return torch.cat(parts) if parts else torch.zeros(0, self.out_features)
+
+
+def load_encoder(
+    model_name_or_path: str,
+    *,
+    variant: str | None,
+    table_path: str | None,
+    task_entities_path: str | None,
+    norm: float | None,
+    markers: tuple[str, str],
+    max_length: int,
+    device: str,
+    what: str,
+) -> RelationEncoder:
+    """The encoder of a fine-tuning run, its variant checked as LAMA's.
+
+    Weights stay fp32 (Adam on bf16 weights loses small updates); on a GPU the forward runs under
+    bf16 autocast.
+    """
+    variant = resolve_variant(variant, table_path, task_entities_path, what)
+    model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision="fp32")
+    table = None
+    if variant == "pelt":
+        table = EntityTable.open(table_path)
+        table.check_model(model)
+        norm = table.norm if norm is None else float(norm)
+    else:
+        norm = None
+    return RelationEncoder(
+        model,
+        tokenizer,
+        table,
+        norm=norm,
+        markers=markers,
+        max_length=max_length,
+        autocast=model.device.type == "cuda",
+    )
+
+
+def resolve_instances(
+    instances: Sequence[Instance], task_entities_path: str | None
+) -> list[tuple[str | None, str | None]]:
+    """(head, tail) entity ids through ``task_entities.parquet`` (:func:`pelt.eval.lama.resolve_entities`)."""
+    if task_entities_path is None:
+        return [(None, None)] * len(instances)
+    flat = resolve_entities([(e.name, e.qid) for inst in instances for e in (inst.head, inst.tail)], task_entities_path)
+    return list(zip(flat[0::2], flat[1::2]))
+
+
+def entity_counts(
+    entity_ids: Sequence[tuple[str | None, str | None]], table: EntityTable | None, resolved: bool
+) -> dict[str, int | None]:
+    """How the head and tail mentions resolve: unresolved, resolved but absent from the table, in the table.
+
+    Counts that were not measured (no task entities given: ``resolved`` False; no table) are None.
+    """
+    flat = [e for pair in entity_ids for e in pair]
+    in_table = sum(e is not None and e in table for e in flat) if table is not None else None
+    unresolved = sum(e is None for e in flat) if resolved else None
+    return {
+        "mentions": len(flat),
+        "unresolved": unresolved,
+        "not_in_table": len(flat) - unresolved - in_table if resolved and table is not None else None,
+        "in_table": in_table,
+    }
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch: dropout and initialisation then repeat exactly on CPU."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def adamw_with_warmup(
+    module: torch.nn.Module, lr: float, weight_decay: float, total_steps: int, warmup: float
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW with linear warm-up over ``warmup`` of the steps, then linear decay (the paper's schedule).
+
+    Biases and LayerNorm weights get no weight decay, as in both code bases of the paper.
+    """
+    decay, no_decay = [], []
+    for name, param in module.named_parameters():
+        if param.requires_grad:
+            (no_decay if name.endswith("bias") or "norm" in name.lower() else decay).append(param)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=lr
+    )
+    schedule = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), max(1, total_steps))
+    return optimizer, schedule
+
+
+def snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A copy of the weights on the host, to restore the best checkpoint after training (model selection)."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
+
+
+def holdout_relations(relations: Iterable[str], count: int) -> list[str]:
+    """``count`` relations picked by a hash of their names: the same split on every run, seed and machine."""
+    ranked = sorted(set(relations), key=lambda r: hashlib.blake2b(r.encode(), digest_size=8).hexdigest())
+    return sorted(ranked[:count])
+
+
+def default_holdout_size(n_relations: int, n_way: int) -> int:
+    """A quarter of the training relations (FewRel's own 64 train / 16 val), at least ``n_way``."""
+    return max(n_way, math.ceil(n_relations / 4))
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (relative, absolute, through links): to refuse selecting on test data."""
+    return Path(a).resolve() == Path(b).resolve()

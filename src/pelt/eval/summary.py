@@ -1,0 +1,316 @@
+"""Summary tables of evaluation results in the paper's layout (CSV for tools, Markdown for people).
+
+The per-run JSON files (:mod:`pelt.eval.lama`, :mod:`pelt.eval.fewrel`, :mod:`pelt.eval.wiki80`) are
+the source of truth; a summary only selects, aggregates over seeds and lays out their numbers, so it
+can be rebuilt at any time from ``results/eval``.  Where a run matches a setting the paper reports
+(same benchmark, model, variant and setting), the paper's number is shown beside ours
+(:data:`PAPER_RESULTS`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import statistics
+from collections.abc import Callable, Sequence
+
+logger = logging.getLogger(__name__)
+
+_VARIANT_ORDER = {"baseline": 0, "pelt": 1}
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _lama_rows(result_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
+    results = []
+    for path in result_jsons:
+        with open(path, encoding="utf-8") as fh:
+            result = json.load(fh)
+        missing = {"model", "variant", "macro_p_at_1", "micro_p_at_1", "counts"} - set(result)
+        if missing:
+            raise ValueError(f"{path}: not a LAMA result (missing {sorted(missing)})")
+        results.append(result)
+    results.sort(key=lambda r: (r["model"], _VARIANT_ORDER.get(r["variant"], 2), r["variant"]))
+    seen = set()
+    for r in results:
+        key = (r["model"], r["variant"], r.get("norm"))
+        if key in seen:
+            raise ValueError(f"two LAMA results for model {key[0]!r}, variant {key[1]!r}, norm {key[2]!r}")
+        seen.add(key)
+    return results
+
+
+def write_lama_summary(
+    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+) -> None:
+    """One row per (model, variant): macro and micro P@1, facts evaluated, injected subjects, P@1 per frequency bucket.
+
+    Buckets are those of the runs (taken from the first result that has them); a run without
+    frequency information shows them empty rather than invented.
+    """
+    results = _lama_rows(result_jsons)
+    bucket_names = next((list(r["buckets"]) for r in results if r.get("buckets")), [])
+    header = ["model", "variant", "norm", "facts", "injected", "macro_p_at_1", "micro_p_at_1"]
+    header += [f"p_at_1 {b}" for b in bucket_names] + [f"facts {b}" for b in bucket_names]
+    rows = []
+    for r in results:
+        buckets = r.get("buckets") or {}
+        rows.append(
+            {
+                "model": r["model"],
+                "variant": r["variant"],
+                "norm": r.get("norm"),
+                "facts": r["counts"]["facts_evaluated"],
+                "injected": r["counts"]["injected"],
+                "macro_p_at_1": r["macro_p_at_1"],
+                "micro_p_at_1": r["micro_p_at_1"],
+                **{f"p_at_1 {b}": buckets.get(b, {}).get("p_at_1") for b in bucket_names},
+                **{f"facts {b}": buckets.get(b, {}).get("facts") for b in bucket_names},
+            }
+        )
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    md_header = ["Model", "Variant", "L", "Facts", "Injected", "Macro P@1", "Micro P@1"]
+    md_header += [f"P@1 {b} (n)" for b in bucket_names]
+    lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
+    for row in rows:
+        cells = [
+            f"`{row['model']}`",
+            row["variant"],
+            "–" if row["norm"] is None else f"{row['norm']:g}",
+            str(row["facts"]),
+            str(row["injected"]),
+            _percent(row["macro_p_at_1"]),
+            _percent(row["micro_p_at_1"]),
+        ]
+        cells += [f"{_percent(row[f'p_at_1 {b}'])} ({row[f'facts {b}'] or 0})" for b in bucket_names]
+        lines.append("| " + " | ".join(cells) + " |")
+    with open(out_md, "w", encoding="utf-8") as fh:
+        fh.write("LAMA precision at 1 (%), macro-averaged over relations unless marked micro; "
+                 "buckets by the subject's mention frequency in the corpus.\n\n")
+        fh.write("\n".join(lines) + "\n")
+    logger.info("LAMA summary of %d runs written to %s and %s", len(rows), out_csv, out_md)
+
+
+# The paper's numbers (Ye et al. 2022), in percent, as (mean, std over 5 seeds); std None where the
+# paper gives none.  Only its own models: the vanilla PLM (variant baseline) and the same PLM with
+# PELT (variant pelt); keyed by benchmark, then (paper model name, variant), then setting.
+PAPER_RESULTS: dict[str, dict[tuple[str, str], dict[str, tuple[float, float | None]]]] = {
+    # Table 2 (FewRel 1.0 and 2.0, Proto, N-K = N-way K-shot)
+    "fewrel1": {
+        ("roberta-base", "baseline"): {
+            "5-1": (90.4, 0.3), "5-5": (96.2, 0.0), "10-1": (84.2, 0.5), "10-5": (93.9, 0.1)
+        },
+        ("roberta-base", "pelt"): {
+            "5-1": (92.7, 0.3), "5-5": (97.5, 0.0), "10-1": (87.5, 0.3), "10-5": (95.4, 0.1)
+        },
+    },
+    "fewrel2": {
+        ("roberta-base", "baseline"): {
+            "5-1": (71.2, 2.1), "5-5": (89.4, 0.2), "10-1": (53.3, 0.8), "10-5": (83.1, 0.4)
+        },
+        ("roberta-base", "pelt"): {
+            "5-1": (75.0, 1.3), "5-5": (92.1, 0.2), "10-1": (60.4, 1.1), "10-5": (85.6, 0.2)
+        },
+    },
+    # Table 3 (Wiki80 test accuracy; 1% / 10% / 100% of the training data)
+    "wiki80": {
+        ("roberta-base", "baseline"): {"1%": (59.8, 1.7), "10%": (85.7, 0.2), "100%": (91.7, 0.1)},
+        ("roberta-base", "pelt"): {"1%": (65.6, 1.0), "10%": (88.3, 0.3), "100%": (93.4, 0.1)},
+    },
+    # Table 4 (mean P@1 on LAMA and LAMA-UHN; no std reported)
+    "lama": {
+        (model, variant): {s: (p, None) for s, p in zip(("G-RE", "T-REx", "UHN G-RE", "UHN T-REx"), scores)}
+        for (model, variant), scores in {
+            ("roberta-base", "baseline"): (5.4, 24.7, 2.2, 17.0),
+            ("roberta-base", "pelt"): (6.4, 27.5, 2.8, 19.3),
+            ("bert-base-uncased", "baseline"): (13.9, 34.9, 8.8, 26.8),
+            ("bert-base-uncased", "pelt"): (13.3, 40.7, 8.9, 34.5),
+            ("bart-base", "baseline"): (5.1, 21.2, 1.3, 12.0),
+            ("bart-base", "pelt"): (6.9, 24.4, 2.1, 14.9),
+        }.items()
+    },
+    # Table 5 (mean P@1 on T-REx by the subject's frequency in Wikipedia; no std reported)
+    "lama_frequency": {
+        (model, variant): {s: (p, None) for s, p in zip(("[0,10)", "[10,50)", "[50,100)", "[100,+)"), scores)}
+        for (model, variant), scores in {
+            ("roberta-base", "baseline"): (18.1, 21.1, 25.8, 26.1),
+            ("roberta-base", "pelt"): (21.9, 24.8, 29.0, 28.7),
+        }.items()
+    },
+}
+# Section 3.1: L searched over 1..10 on the knowledge probe.
+PAPER_NORMS = {"roberta-base": 7.0, "bert-base-uncased": 10.0, "bart-base": 3.0}
+PAPER_CITATION = "paper (Ye et al. 2022)"
+
+_BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "Wiki80"}
+_SETTING_ORDER = {s: i for i, s in enumerate(["5-1", "5-5", "10-1", "10-5", "1%", "10%", "100%"])}
+
+
+def paper_model(model: str) -> str | None:
+    """The paper's model that a run used, if any: ``roberta-base`` for ``roberta-base``, ``FacebookAI/roberta-base``
+    or a local ``.../roberta-base``."""
+    name = os.path.basename(str(model).rstrip("/"))
+    return name if name in PAPER_NORMS else None
+
+
+def _paper(benchmark: str, model: str, variant: str, setting: str) -> tuple[float, float | None] | None:
+    """The paper's (mean, std) as fractions for a run's benchmark, model, variant and setting; None if it has none."""
+    value = PAPER_RESULTS.get(benchmark, {}).get((paper_model(model) or "", variant), {}).get(setting)
+    return None if value is None else (value[0] / 100, None if value[1] is None else value[1] / 100)
+
+
+def _load(result_jsons: Sequence[str | os.PathLike[str]], task: str, fields: set[str]) -> list[dict]:
+    results = []
+    for path in result_jsons:
+        with open(path, encoding="utf-8") as fh:
+            result = json.load(fh)
+        missing = fields - set(result)
+        if result.get("task") != task or missing:
+            raise ValueError(f"{path}: not a {task} result (task {result.get('task')!r}, missing {sorted(missing)})")
+        results.append(result)
+    return results
+
+
+def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]) -> list[dict]:
+    """Mean and sample standard deviation of accuracy over seeds, per (benchmark, model, variant, setting).
+
+    A seed appearing twice in a group is an error (a run counted twice would shrink the std).
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in results:
+        groups.setdefault((benchmark_of(r), r["model"], r["variant"], r["setting"]), []).append(r)
+    rows = []
+    for (benchmark, model, variant, setting), runs in groups.items():
+        seeds = [r["seed"] for r in runs]
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"two {benchmark} results for model {model!r}, variant {variant!r}, "
+                             f"setting {setting!r} with the same seed: {sorted(seeds)}")
+        accuracies = [r["accuracy"] for r in runs]
+        paper = _paper(benchmark, model, variant, setting)
+        rows.append({
+            "benchmark": benchmark,
+            "model": model,
+            "variant": variant,
+            "setting": setting,
+            "n_seeds": len(runs),
+            "seeds": " ".join(str(s) for s in sorted(seeds)),
+            "accuracy_mean": statistics.fmean(accuracies),
+            "accuracy_std": statistics.stdev(accuracies) if len(runs) > 1 else None,
+            "n": runs[0]["n"],
+            "paper_mean": paper[0] if paper else None,
+            "paper_std": paper[1] if paper else None,
+        })
+    rows.sort(key=lambda r: (r["benchmark"], r["model"], _VARIANT_ORDER.get(r["variant"], 2), r["variant"],
+                             _SETTING_ORDER.get(r["setting"], len(_SETTING_ORDER)), r["setting"]))
+    return rows
+
+
+def _mean_std(mean: float | None, std: float | None) -> str:
+    if mean is None:
+        return "–"
+    return _percent(mean) if std is None else f"{_percent(mean)} ± {_percent(std)}"
+
+
+def _write_seed_tables(rows: list[dict], out_csv, out_md, title: str) -> None:
+    """CSV (one row per group, fractions) and Markdown in the paper's layout: one row per model and variant,
+    one column per benchmark and setting, the paper's row under ours where it reports the same setting."""
+    header = ["benchmark", "model", "variant", "setting", "n_seeds", "seeds", "accuracy_mean", "accuracy_std", "n",
+              "paper_mean", "paper_std"]
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    columns = sorted({(r["benchmark"], r["setting"]) for r in rows},
+                     key=lambda c: (c[0], _SETTING_ORDER.get(c[1], len(_SETTING_ORDER)), c[1]))
+    cells: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
+    for r in rows:
+        cells.setdefault((r["model"], r["variant"]), {})[(r["benchmark"], r["setting"])] = r
+    md_header = ["Model", "Variant"] + [f"{_BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
+    lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
+    for (model, variant), by_column in cells.items():
+        ours = [_mean_std(by_column[c]["accuracy_mean"], by_column[c]["accuracy_std"]) if c in by_column else "–"
+                for c in columns]
+        lines.append("| " + " | ".join([f"`{model}`", variant, *ours]) + " |")
+        paper = [_mean_std(by_column[c]["paper_mean"], by_column[c]["paper_std"]) if c in by_column else "–"
+                 for c in columns]
+        if any(cell != "–" for cell in paper):
+            lines.append("| " + " | ".join([PAPER_CITATION, variant, *paper]) + " |")
+    with open(out_md, "w", encoding="utf-8") as fh:
+        fh.write(title + "\n\n" + "\n".join(lines) + "\n")
+    logger.info("summary of %d groups written to %s and %s", len(rows), out_csv, out_md)
+
+
+def write_fewrel_summary(
+    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+) -> None:
+    """FewRel accuracy, mean ± std over seeds, per benchmark and N-K setting (the paper's Table 2)."""
+    results = _load(result_jsons, "fewrel", {"dataset", "model", "variant", "seed", "setting", "accuracy", "n"})
+    rows = aggregate_seeds(results, lambda r: r["dataset"])
+    _write_seed_tables(rows, out_csv, out_md,
+                       "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot.")
+
+
+def write_wiki80_summary(
+    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+) -> None:
+    """Wiki80 accuracy, mean ± std over seeds, per training setting 1% / 10% / 100% (the paper's Table 3).
+
+    The paper reports the test set; where the runs evaluated on dev (the test set being absent) the
+    note above the table says so, since the numbers are then not the same measurement.
+    """
+    results = _load(result_jsons, "wiki80", {"model", "variant", "seed", "setting", "accuracy", "n", "eval_file"})
+    rows = aggregate_seeds(results, lambda r: "wiki80")
+    evaluated = sorted({os.path.basename(r["eval_file"]) for r in results})
+    _write_seed_tables(rows, out_csv, out_md,
+                       f"Wiki80 accuracy (%), mean ± std over seeds, evaluated on {', '.join(evaluated)} "
+                       "(the paper: test.jsonl).")
+
+
+def write_norm_sweep_summary(
+    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+) -> None:
+    """LAMA macro P@1 for each norm L, per model, the chosen L and the paper's (section 3.1).
+
+    A sweep has no seed (LAMA probing involves no training), so each model has exactly one sweep.
+    """
+    sweeps = _load(result_jsons, "lama_norm_sweep", {"model", "norms", "chosen_norm", "baseline"})
+    sweeps.sort(key=lambda s: s["model"])
+    models = [s["model"] for s in sweeps]
+    if len(set(models)) != len(models):
+        raise ValueError(f"two norm sweeps for one model: {sorted(models)}")
+    header = ["model", "norm", "macro_p_at_1", "micro_p_at_1", "facts", "injected", "chosen", "paper_norm"]
+    rows = []
+    for s in sweeps:
+        paper_norm = PAPER_NORMS.get(paper_model(s["model"]) or "")
+        rows.append({"model": s["model"], "norm": None, "macro_p_at_1": s["baseline"]["macro_p_at_1"],
+                     "micro_p_at_1": s["baseline"]["micro_p_at_1"], "facts": s["baseline"]["facts_evaluated"],
+                     "injected": 0, "chosen": False, "paper_norm": paper_norm})
+        rows += [{"model": s["model"], "norm": r["norm"], "macro_p_at_1": r["macro_p_at_1"],
+                  "micro_p_at_1": r["micro_p_at_1"], "facts": r["facts_evaluated"], "injected": r["injected"],
+                  "chosen": r["norm"] == s["chosen_norm"], "paper_norm": paper_norm} for r in s["norms"]]
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    norms = sorted({r["norm"] for s in sweeps for r in s["norms"]})
+    md_header = ["Model", "Baseline"] + [f"L={n:g}" for n in norms] + ["Chosen L", "Paper's L"]
+    lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
+    for s in sweeps:
+        by_norm = {r["norm"]: r["macro_p_at_1"] for r in s["norms"]}
+        paper_norm = PAPER_NORMS.get(paper_model(s["model"]) or "")
+        cells = [f"`{s['model']}`", _percent(s["baseline"]["macro_p_at_1"])]
+        cells += [_percent(by_norm.get(n)) for n in norms]
+        cells += [f"{s['chosen_norm']:g}", "–" if paper_norm is None else f"{paper_norm:g}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    with open(out_md, "w", encoding="utf-8") as fh:
+        fh.write("LAMA macro P@1 (%) of the pelt variant for each norm L of the entity vectors; the chosen L "
+                 "(best, ties to the smallest) is used for fine-tuning.\n\n")
+        fh.write("\n".join(lines) + "\n")
+    logger.info("norm sweep summary of %d models written to %s and %s", len(sweeps), out_csv, out_md)

@@ -1,0 +1,211 @@
+"""Masked-LM loading and the few places where model families differ.
+
+Everything that depends on the architecture (where the LM head's transform lives, BART's decoder,
+how many positions the model has) is answered here, so that encoding, injection and evaluation
+code never branches on the family.  Three families are supported, recognised by structure rather
+than by name so that relatives (XLM-R, CamemBERT, ...) work too:
+
+- ``roberta``: ``lm_head.dense -> gelu -> lm_head.layer_norm -> lm_head.decoder``;
+- ``bert``: ``cls.predictions.transform -> cls.predictions.decoder``;
+- ``bart``: encoder-decoder whose ``lm_head`` is applied directly to the decoder's final hidden
+  state; the decoder reads the same sequence shifted right (BART's denoising setup).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+logger = logging.getLogger(__name__)
+
+# The paper's L (searched on LAMA): RoBERTa 7, BERT 10, BART 3.
+DEFAULT_NORMS = {"roberta": 7.0, "bert": 10.0, "bart": 3.0}
+FALLBACK_NORM = 7.0
+
+REPRESENTATIONS = {
+    "roberta": "lm_head.dense>gelu>lm_head.layer_norm at the mask",
+    "bert": "cls.predictions.transform at the mask",
+    "bart": "decoder final hidden state at the mask (decoder input = masked sequence shifted right)",
+}
+
+_PRECISIONS = {
+    "fp32": torch.float32,
+    "float32": torch.float32,
+    "bf16": torch.bfloat16,
+    "bfloat16": torch.bfloat16,
+    "fp16": torch.float16,
+    "float16": torch.float16,
+}
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``auto`` picks CUDA when present so the same config runs on a laptop and on a GPU node."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:
+    """``auto`` is bf16 on CUDA (fp32 range, tensor-core speed) and fp32 on CPU (bf16 is slow there)."""
+    if precision == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    try:
+        return _PRECISIONS[precision]
+    except KeyError:
+        raise ValueError(f"unknown precision {precision!r}; expected auto or one of {sorted(_PRECISIONS)}") from None
+
+
+def load_masked_lm(
+    name_or_path: str, device: str = "auto", precision: str = "auto"
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a masked LM and its fast tokenizer, in eval mode, on ``device``.
+
+    ``AutoModelForMaskedLM`` maps BART to ``BartForConditionalGeneration``, which is what the method
+    needs (its decoder produces the mask's representation).  No ``attn_implementation`` is passed:
+    transformers then picks SDPA wherever the architecture supports it and eager otherwise, instead
+    of failing on architectures without SDPA.
+    """
+    dev = resolve_device(device)
+    dtype = resolve_dtype(precision, dev)
+    try:
+        model = AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(
+            f"cannot load masked LM {name_or_path!r} (a local directory saved with save_pretrained, or a "
+            f"model hub name reachable from this machine): {err}"
+        ) from err
+    if not tokenizer.is_fast:
+        raise ValueError(f"model {name_or_path!r} has no fast tokenizer; character offsets are required")
+    if tokenizer.mask_token_id is None:
+        raise ValueError(f"model {name_or_path!r}: its tokenizer has no mask token")
+    family(model)  # fail at load time, not mid-way through an encoding job
+    model.to(dev).eval()
+    logger.info(
+        "loaded %s (%s, %s, attention=%s) on %s",
+        name_or_path,
+        model.config.model_type,
+        dtype,
+        getattr(model.config, "_attn_implementation", "?"),
+        dev,
+    )
+    return model, tokenizer
+
+
+def family(model: PreTrainedModel) -> str:
+    """``roberta``, ``bert`` or ``bart``: which LM-head layout the model has (see the module docstring)."""
+    if model.config.is_encoder_decoder and hasattr(model, "model") and hasattr(model.model, "decoder"):
+        return "bart"
+    head = getattr(model, "lm_head", None)
+    if head is not None and hasattr(head, "dense") and hasattr(head, "layer_norm"):
+        return "roberta"
+    cls = getattr(model, "cls", None)
+    if cls is not None and hasattr(getattr(cls, "predictions", None), "transform"):
+        return "bert"
+    raise ValueError(f"unsupported masked LM {type(model).__name__}: expected a RoBERTa-, BERT- or BART-style LM head")
+
+
+def default_norm(model: PreTrainedModel) -> float:
+    """The paper's L for the model's family (7 for families it did not study)."""
+    return DEFAULT_NORMS.get(model.config.model_type, FALLBACK_NORM)
+
+
+def representation(model: PreTrainedModel) -> str:
+    """A human-readable name of the vector a table holds, stored in its metadata."""
+    return REPRESENTATIONS[family(model)]
+
+
+def revision(model: PreTrainedModel) -> str:
+    """The hub commit the weights came from, or ``local`` for a directory (no commit to name)."""
+    return getattr(model.config, "_commit_hash", None) or "local"
+
+
+def max_input_length(model: PreTrainedModel) -> int:
+    """Most tokens one sequence may have, from the position-embedding table.
+
+    RoBERTa numbers positions from ``pad_token_id + 1``, so two of its 514 rows are unusable.
+    """
+    config = model.config
+    n = config.max_position_embeddings
+    if family(model) == "roberta":
+        n -= config.pad_token_id + 1
+    return n
+
+
+def _shift_right(x: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+    """BART's decoder input: ``first`` then the sequence without its last element (ids or embeddings)."""
+    return torch.cat([first.expand(x.shape[0], *first.shape[1:]), x[:, :-1]], dim=1)
+
+
+def _decoder_start(model: PreTrainedModel, device: torch.device) -> torch.Tensor:
+    return torch.tensor([[model.config.decoder_start_token_id]], device=device)
+
+
+def mask_representation(
+    model: PreTrainedModel,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    mask_positions: torch.Tensor,
+) -> torch.Tensor:
+    """The vector r at each row's mask position whose dot product with the word embeddings gives the logits.
+
+    Only the backbone runs on the whole batch; the LM head's transform is applied to one position per
+    row and its vocabulary projection is skipped, which is most of the head's cost.  Returns [n, H]
+    in the model's dtype.
+    """
+    kind = family(model)
+    rows = torch.arange(input_ids.shape[0], device=input_ids.device)
+    if kind == "bart":
+        decoder_ids = _shift_right(input_ids, _decoder_start(model, input_ids.device))
+        hidden = model.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=attention_mask,
+        ).last_hidden_state
+        return hidden[rows, mask_positions]
+    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    at_mask = hidden[rows, mask_positions]
+    if kind == "roberta":
+        head = model.lm_head
+        return head.layer_norm(F.gelu(head.dense(at_mask)))
+    return model.cls.predictions.transform(at_mask)
+
+
+def forward_mlm(
+    model: PreTrainedModel,
+    inputs_embeds: torch.Tensor | None,
+    attention_mask: torch.Tensor,
+    input_ids: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Masked-LM logits [B, T, V] from input embeddings (or from ``input_ids`` when no embeddings are given).
+
+    For BART the decoder is fed the same sequence shifted right, built from the embeddings so that
+    injected entity vectors reach the decoder too; this is exactly what BART does with ``input_ids``.
+    Sequences must be right-padded (what :func:`pelt.inject.inject` produces): position ids then
+    agree with those computed from token ids.
+    """
+    if inputs_embeds is None:
+        if input_ids is None:
+            raise ValueError("forward_mlm needs inputs_embeds or input_ids")
+        inputs_embeds = model.get_input_embeddings()(input_ids)
+    if family(model) == "bart":
+        start = model.get_input_embeddings()(_decoder_start(model, inputs_embeds.device))
+        return model(
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            decoder_inputs_embeds=_shift_right(inputs_embeds, start),
+            decoder_attention_mask=attention_mask,
+        ).logits
+    return model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).logits
+
+
+def same_model_name(a: str, b: str) -> bool:
+    """Whether two ``name_or_path`` strings name the same model (local paths compared after resolving)."""
+    if os.path.exists(a) or os.path.exists(b):
+        return os.path.realpath(a) == os.path.realpath(b)
+    return a == b

@@ -1,0 +1,187 @@
+"""Corpus stage (Spark) for S2ORC: papers -> ``documents/`` Parquet (no hyperlinks: ``links`` is empty).
+
+Reads every S2ORC layout met in the wild, ``.gz`` or plain, one JSON object per line or one JSON
+document per file:
+
+- metadata JSONL (``paper_id``, ``title``, ``abstract`` as a string);
+- full text, 2020+ / s2orc-doc2json (``paper_id``, ``abstract`` and ``body_text`` as lists of
+  paragraphs with ``text``, ``metadata.title``);
+- full text, 2019 release (``metadata{title, abstract}``, ``grobid_parse`` / ``latex_parse`` with
+  ``abstract`` and ``body_text`` paragraph lists; the LaTeX parse is preferred when present, being
+  the cleaner of the two, and the metadata abstract over the parsed one).
+
+``text`` is the abstract and then the body paragraphs, one per line. One task per file: gzip
+cannot be split, and S2ORC ships as many shards.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.window import Window
+
+from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, log_skips
+
+logger = logging.getLogger(__name__)
+
+# Why a record produced no document.
+S2ORC_SKIP_REASONS = ("no_text", "no_paper_id", "bad_json", "read_error", "duplicate")
+
+_ROWS = T.StructType(
+    [
+        *DOCUMENTS_SCHEMA.fields,
+        T.StructField("skip", T.StringType()),
+        T.StructField("detail", T.StringType()),
+        T.StructField("bad_utf8", T.BooleanType()),
+    ]
+)
+
+
+def _decode(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 text, with undecodable bytes replaced (U+FFFD); the flag says whether any were."""
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def iter_s2orc_records(path: str) -> Iterator[tuple[Any, bool, str]]:
+    """``(record, bad_utf8, where)`` for each JSON record of a file; ``record`` is None if it does not parse.
+
+    A file whose first non-empty line is a complete JSON value is read as JSON lines; otherwise the
+    whole file is one JSON document (an object, or a list of objects) - a pretty-printed paper.
+    """
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    with gzip.open(path, "rb") if gzipped else open(path, "rb") as fh:
+        lines = enumerate(fh, start=1)
+        first_no, first = next(((n, line) for n, line in lines if line.strip()), (0, b""))
+        if not first:
+            return
+        text, bad = _decode(first)
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError:
+            text, bad = _decode(first + fh.read())
+            try:
+                document = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield None, bad, f"{path}: {exc}"
+                return
+            for record in document if isinstance(document, list) else [document]:
+                yield record, bad, path
+            return
+        yield record, bad, f"{path}:{first_no}"
+        for lineno, line in lines:
+            if not line.strip():
+                continue
+            text, bad = _decode(line)
+            try:
+                yield json.loads(text), bad, f"{path}:{lineno}"
+            except json.JSONDecodeError as exc:
+                yield None, bad, f"{path}:{lineno}: {exc}"
+
+
+def _paragraphs(value: Any) -> list[str]:
+    """Non-empty paragraph texts of a string or a list of paragraphs (dicts with ``text``, or strings)."""
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if not isinstance(value, list):
+        return []
+    texts = (p.get("text") if isinstance(p, dict) else p for p in value)
+    return [t.strip() for t in texts if isinstance(t, str) and t.strip()]
+
+
+def _first(*candidates: list[str]) -> list[str]:
+    return next((c for c in candidates if c), [])
+
+
+def paper_text(record: dict[str, Any], include_body: bool = True) -> tuple[str, str]:
+    """``(title, text)`` of an S2ORC record in any of the supported layouts; text may be empty."""
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    parses = [p for p in (record.get("latex_parse"), record.get("grobid_parse")) if isinstance(p, dict)]
+    title = record.get("title") or metadata.get("title") or ""
+    # The metadata abstract (from the publisher) before the PDF parses' (GROBID glues "Abstract" to it).
+    abstract = _first(
+        _paragraphs(record.get("abstract")),
+        _paragraphs(metadata.get("abstract")),
+        *(_paragraphs(p.get("abstract")) for p in parses),
+    )
+    body = _first(_paragraphs(record.get("body_text")), *(_paragraphs(p.get("body_text")) for p in parses))
+    return str(title), "\n".join(abstract + body if include_body else abstract)
+
+
+def _file_rows(path: str, include_body: bool) -> Iterator[tuple]:
+    """One output row per record of a file (a document, or a skip row with the reason), and one
+    ``read_error`` row if the file breaks off (truncated gzip): the records before it are kept."""
+    try:
+        for record, bad_utf8, where in iter_s2orc_records(path):
+            if not isinstance(record, dict):
+                yield (None, None, None, None, "bad_json", where, bad_utf8)
+                continue
+            paper_id = record.get("paper_id")
+            if paper_id is None or paper_id == "":
+                yield (None, None, None, None, "no_paper_id", where, bad_utf8)
+                continue
+            title, text = paper_text(record, include_body)
+            if not text:
+                yield (str(paper_id), title, None, None, "no_text", f"{where}: paper {paper_id}", bad_utf8)
+                continue
+            yield (str(paper_id), title, text, [], None, None, bad_utf8)
+    except (OSError, EOFError, zlib.error) as exc:
+        logger.error("%s: reading stopped: %r", path, exc)
+        yield (None, None, None, None, "read_error", f"{path}: {exc!r}", False)
+
+
+def build_s2orc_corpus(
+    spark: SparkSession, paths: list[str], documents_out: str, *, include_body: bool = True
+) -> dict[str, int]:
+    """Write the S2ORC papers of ``paths`` (files or globs) as ``documents/``; return and log counts.
+
+    Counts: ``documents`` (written, one per paper id), ``records`` (records read, plus one per
+    file that broke off), ``bad_utf8`` (records with replaced bytes, kept) and ``skipped_<reason>``
+    for each of S2ORC_SKIP_REASONS (``duplicate``: a paper id met again, its shorter text dropped).
+    ``include_body=False`` keeps abstracts only.
+    """
+    files = expand_paths(paths)
+    rdd = spark.sparkContext.parallelize(files, len(files)).flatMap(
+        partial(_file_rows, include_body=include_body)
+    )
+    rows = spark.createDataFrame(rdd, _ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        by_kind: Counter[str] = Counter()
+        for row in rows.groupBy("skip", "bad_utf8").count().collect():
+            by_kind["documents" if row.skip is None else f"skipped_{row.skip}"] += row["count"]
+            by_kind["records"] += row["count"]
+            by_kind["bad_utf8"] += row["count"] if row.bad_utf8 else 0
+        # A paper met twice (metadata abstract and full text, or two releases) is kept once: the
+        # longest text wins; ties go to the smaller text so that reruns choose the same record.
+        best = Window.partitionBy("doc_id").orderBy(F.length("text").desc(), F.col("text"))
+        (
+            rows.where(F.col("skip").isNull())
+            .withColumn("_rank", F.row_number().over(best))
+            .where(F.col("_rank") == 1)
+            .select(*DOCUMENTS_SCHEMA.fieldNames())
+            .write.mode("overwrite")
+            .parquet(documents_out)
+        )
+        written = spark.read.parquet(documents_out).count()
+        by_kind["skipped_duplicate"] = by_kind["documents"] - written
+        by_kind["documents"] = written
+        counts = {k: by_kind[k] for k in ("documents", "records", "bad_utf8")}
+        counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in S2ORC_SKIP_REASONS})
+        log_skips(rows, counts, "s2orc corpus", quiet=("no_text",))
+    finally:
+        rows.unpersist()
+    return counts

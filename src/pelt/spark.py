@@ -1,0 +1,72 @@
+"""One place that decides how pelt talks to Spark.
+
+Every Spark stage (corpus, linking, sampling) and the test-suite get their session here, so that
+settings that matter for correctness (UTC, the Python that runs UDFs) and for a small machine
+(few shuffle partitions, no UI) are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+
+def get_spark(
+    master: str = "local[*]",
+    threads: int | None = None,
+    app_name: str = "pelt",
+    driver_memory: str = "4g",
+    shuffle_partitions: int | None = None,
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """Return a SparkSession for ``master`` (``local[N]``, ``spark://``, ``yarn``, ``k8s://``).
+
+    ``{threads}`` in ``master`` becomes ``threads`` (a Snakemake job's thread count), so one config
+    value serves laptops and workstations alike.
+
+    UDF workers must run the interpreter that has pelt installed, not whatever ``python3`` is on
+    PATH, or they fail with import errors far from the cause.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if "{threads}" in master:
+        master = master.format(threads=threads or os.cpu_count() or 1)
+    if shuffle_partitions is None:
+        # local[N] -> a few partitions per core; clusters set their own.
+        shuffle_partitions = 4 * (os.cpu_count() or 2) if master.startswith("local") else 200
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.python.worker.reuse", "true")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    _ship_library(spark)
+    return spark
+
+
+def _ship_library(spark: SparkSession) -> None:
+    """Send this pelt to the executors as a zip on their Python path.
+
+    UDFs pickle references to ``pelt.*`` functions; executors of a cluster, or Python workers in a
+    conda environment that has pelt's dependencies but not pelt, could not import them otherwise.
+    """
+    package = Path(__file__).resolve().parent
+    archive = Path(tempfile.mkdtemp(prefix="pelt-pyfiles-")) / "pelt.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for source in sorted(package.rglob("*.py")):
+            zf.write(source, source.relative_to(package.parent))
+    spark.sparkContext.addPyFile(str(archive))

@@ -1,0 +1,31 @@
+"""Shared fixtures: one SparkSession for the whole run, and the real data samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Tiny random RoBERTa / BERT / BART masked LMs, built once per session (tests/tiny_models.py).
+pytest_plugins = ["tiny_models"]
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data``; a test that needs it fails loudly when it is missing."""
+    if not (SHARED_DATA / "README.md").exists():
+        pytest.fail(f"real data samples not found at {SHARED_DATA} (expected ../shared/data beside the repo)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The single SparkSession of the test session (the JVM starts once)."""
+    from pelt.spark import get_spark
+
+    session = get_spark(master="local[2]", app_name="pelt-tests", driver_memory="2g", shuffle_partitions=4)
+    yield session
+    session.stop()

@@ -1,0 +1,262 @@
+"""pelt.corpus: the Wikipedia corpus stage on the real dump sample, and on multistream / broken dumps."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import html
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import pelt.corpus as corpus
+from pelt.corpus import DOCUMENTS_SCHEMA, PAGES_SCHEMA, build_wikipedia_corpus, expand_paths, parse_page_props
+from pelt.wikitext import DumpPage, iter_dump_pages, normalize_title, wikitext_to_plain
+
+SAMPLE = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+# Titles of the sample's pages that carry a disambiguation template (checked by hand in the dump).
+SAMPLE_DISAMBIGUATION = {
+    "Alien",
+    "Austin (disambiguation)",
+    "Ada",
+    "Aberdeen (disambiguation)",
+    "Argument (disambiguation)",
+    "Animal (disambiguation)",
+    "Asia Minor (disambiguation)",
+    "Aa River",
+}
+
+
+@pytest.fixture(scope="module")
+def sample_path(shared_data: Path) -> Path:
+    return shared_data / SAMPLE
+
+
+@pytest.fixture(scope="module")
+def real_run(spark, sample_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("wikipedia")
+    counts = build_wikipedia_corpus(spark, [str(sample_path)], str(out / "documents"), str(out / "pages"))
+    documents = spark.read.parquet(str(out / "documents"))
+    pages = spark.read.parquet(str(out / "pages"))
+    return counts, documents, pages
+
+
+@pytest.fixture(scope="module")
+def raw_pages(sample_path: Path) -> dict[int, DumpPage]:
+    return {p.page_id: p for p in iter_dump_pages(sample_path)}
+
+
+def test_counts_on_the_real_sample(real_run) -> None:
+    counts, documents, pages = real_run
+    # 206 <page>s: 205 in the main namespace (106 articles, 99 redirects) and one redirect in ns 4.
+    assert counts == {
+        "pages": 205,
+        "articles": 106,
+        "redirects": 99,
+        "disambiguation": 8,
+        "pages_read": 206,
+        "skipped_other_namespace": 1,
+        "skipped_bad_redirect": 0,
+        "skipped_wikitext_error": 0,
+        "skipped_bad_page": 0,
+        "skipped_dump_error": 0,
+    }
+    assert documents.count() == 106
+    assert pages.count() == 205
+
+
+def test_schemas_are_the_contract(real_run) -> None:
+    _, documents, pages = real_run
+    assert documents.schema == DOCUMENTS_SCHEMA
+    assert pages.schema == PAGES_SCHEMA
+    assert DOCUMENTS_SCHEMA.simpleString() == (
+        "struct<doc_id:string,title:string,text:string,links:array<struct<start:int,end:int,target:string>>>"
+    )
+    assert PAGES_SCHEMA.simpleString() == (
+        "struct<page_id:bigint,title:string,is_redirect:boolean,redirect_to:string,is_disambiguation:boolean,qid:string>"
+    )
+
+
+def test_pages_table(real_run, raw_pages: dict[int, DumpPage]) -> None:
+    _, _, pages = real_run
+    df = pages.toPandas().set_index("page_id")
+    assert df.index.is_unique
+    main = {i: p for i, p in raw_pages.items() if p.ns == 0}
+    assert set(df.index) == set(main)
+    for page_id, page in main.items():
+        row = df.loc[page_id]
+        assert row.title == page.title
+        assert row.is_redirect == (page.redirect_to is not None)
+        expected_target = normalize_title(page.redirect_to) if page.redirect_to is not None else None
+        assert (row.redirect_to if row.is_redirect else None) == expected_target
+    assert df.loc[10].redirect_to == "Computer accessibility"  # AccessibleComputing
+    assert set(df[df.is_disambiguation].title) == SAMPLE_DISAMBIGUATION
+    assert df.qid.isna().all()
+
+
+def test_documents_are_the_articles(real_run, raw_pages: dict[int, DumpPage]) -> None:
+    _, documents, _ = real_run
+    df = documents.toPandas()
+    articles = {str(i): p for i, p in raw_pages.items() if p.ns == 0 and p.redirect_to is None}
+    assert set(df.doc_id) == set(articles)
+    assert all(articles[d].title == t for d, t in zip(df.doc_id, df.title))
+    assert (df.text.str.len() > 0).all()
+    for marker in ("[[", "]]", "{{", "}}", "<ref", "<!--", "{|", "''"):
+        assert not df.text.str.contains(marker, regex=False).any(), marker
+
+
+def test_every_anchor_span_is_exact(real_run, raw_pages: dict[int, DumpPage]) -> None:
+    """Each anchor's text[start:end] is the visible text of a link of the raw wikitext to that target.
+
+    The expectation is computed independently, by a regular expression over the raw wikitext:
+    label (or target) + link trail, with quotes/HTML tags/entities removed. Links whose label holds
+    a template are checked by target only (the template's rendering is the converter's own choice).
+    """
+    _, documents, _ = real_run
+    raw_link = re.compile(r"\[\[([^\[\]|]+)(?:\|((?:[^\[\]]|\[(?!\[)|\](?!\]))*))?\]\]([a-z]*)")
+
+    def clean(label: str) -> str:
+        label = re.sub(r"'{2,}", "", re.sub(r"<[^<>]*>", "", label))
+        return re.sub(r"\s+", " ", html.unescape(label)).strip()
+
+    total = 0
+    for doc in documents.collect():
+        expected: Counter[tuple[str, str]] = Counter()
+        templated: set[str] = set()
+        for m in raw_link.finditer(raw_pages[int(doc.doc_id)].text):
+            target = normalize_title(m.group(1).lstrip(":"))
+            label = m.group(1) if m.group(2) is None else m.group(2)
+            if "{{" in label:
+                templated.add(target)
+            expected[(clean(label) + m.group(3), target)] += 1
+        seen: Counter[tuple[str, str]] = Counter()
+        for start, end, target in doc.links:
+            total += 1
+            visible = doc.text[start:end]
+            assert 0 <= start < end <= len(doc.text)
+            assert visible == visible.strip() and target == normalize_title(target) != ""
+            seen[(visible, target)] += 1
+            assert seen[(visible, target)] <= expected[(visible, target)] or target in templated, (
+                doc.title,
+                visible,
+                target,
+            )
+    assert total > 22000  # the sample's articles hold ~22.6k anchors outside templates, refs and files
+
+
+def test_known_anchors_of_the_first_article(real_run) -> None:
+    _, documents, _ = real_run
+    doc = documents.where("doc_id = '12'").first()  # Anarchism
+    assert doc.title == "Anarchism"
+    assert doc.text.startswith("Anarchism is a political philosophy that advocates self-governed societies")
+    first = [(doc.text[s:e], t) for s, e, t in doc.links[:4]]
+    assert first == [
+        ("political philosophy", "Political philosophy"),
+        ("self-governed", "Self-governance"),
+        ("stateless societies", "Stateless society"),
+        ("hierarchical", "Hierarchy"),
+    ]
+
+
+def test_wikitext_error_is_a_counted_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(text: str):
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr(corpus, "wikitext_to_plain", boom)
+    row = corpus._page_row(DumpPage(5, 0, "Broken", None, "x"), namespace=0)
+    assert (row[0], row[1], row[-2]) == (5, "Broken", "wikitext_error")
+    assert "too deep" in row[-1]
+    assert corpus._page_row(DumpPage(6, 0, "R", "", "#REDIRECT [[]]"), namespace=0)[-2] == "bad_redirect"
+
+
+def test_parse_page_props() -> None:
+    line = (
+        "INSERT INTO `page_props` VALUES (12,'wikibase_item','Q6199',NULL),(12,'page_image_free','A.jpg',NULL),"
+        "(25,'wikibase_item','Q38404',NULL),(39,'defaultsort','Albedo',NULL);"
+    )
+    assert parse_page_props(line) == [(12, "Q6199"), (25, "Q38404")]
+    assert parse_page_props("INSERT INTO `page_props` VALUES (7,'wikibase_item','Q1')") == [(7, "Q1")]
+
+
+def test_expand_paths(tmp_path: Path) -> None:
+    for name in ("b.jsonl", "a.jsonl"):
+        (tmp_path / name).write_text("")
+    assert expand_paths([str(tmp_path / "*.jsonl")]) == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    with pytest.raises(FileNotFoundError, match="no input file"):
+        expand_paths([str(tmp_path / "missing.xml.bz2")])
+
+
+def _sample_page_blobs(sample_path: Path, n: int) -> list[bytes]:
+    xml = bz2.decompress(sample_path.read_bytes())
+    return re.findall(rb"  <page>.*?</page>\n", xml, re.DOTALL)[:n]
+
+
+def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_path: Path) -> None:
+    """A multistream dump split over several tasks gives what direct conversion gives; a truncated
+    file keeps its readable pages and counts its error; page_props fills qid."""
+    blobs = _sample_page_blobs(sample_path, 24)
+    header = bz2.compress(
+        b'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">\n<siteinfo></siteinfo>\n'
+    )
+    streams, index, offset = [header], [], len(header)
+    for i in range(0, len(blobs), 4):
+        streams.append(bz2.compress(b"".join(blobs[i : i + 4])))
+        index.append(f"{offset}:0:x\n")
+        offset += len(streams[-1])
+    streams.append(bz2.compress(b"</mediawiki>\n"))
+    dump = tmp_path / "enwiki-test-pages-articles-multistream.xml.bz2"
+    dump.write_bytes(b"".join(streams))
+    (tmp_path / "enwiki-test-pages-articles-multistream-index.txt.bz2").write_bytes(
+        bz2.compress("".join(index).encode())
+    )
+    assert len(corpus.wikipedia_work_items([str(dump)], split_bytes=1)) == 6
+
+    good = (
+        b"<mediawiki>\n"
+        + "".join(
+            f"<page><title>Extra {i}</title><ns>0</ns><id>{900000 + i}</id><revision><text>[[Alpha]] {i}</text>"
+            "</revision></page>\n"
+            for i in range(2)
+        ).encode()
+    )
+    broken = tmp_path / "broken.xml.bz2"
+    broken.write_bytes(bz2.compress(good) + bz2.compress(b"<page><title>Lost</title>" * 50)[:30])
+
+    props = tmp_path / "page_props.sql.gz"
+    props.write_bytes(
+        gzip.compress(
+            b"INSERT INTO `page_props` VALUES (12,'wikibase_item','Q6199',NULL),"
+            b"(25,'wikibase_item','Q38404',NULL),(25,'page_image','x.jpg',NULL);\n"
+        )
+    )
+
+    counts = build_wikipedia_corpus(
+        spark,
+        [str(dump), str(broken)],
+        str(tmp_path / "docs"),
+        str(tmp_path / "pages"),
+        page_props=[str(props)],
+        split_bytes=1,
+    )
+    expected_pages = [p for p in iter_dump_pages(sample_path) if p.ns == 0][:24]
+    articles = [p for p in expected_pages if p.redirect_to is None]
+    assert counts["skipped_dump_error"] == 1
+    assert counts["pages"] == 24 + 2
+    assert counts["articles"] == len(articles) + 2
+    assert counts["pages_with_qid"] == 2
+
+    docs = {row.doc_id: row for row in spark.read.parquet(str(tmp_path / "docs")).collect()}
+    for page in articles:
+        text, links = wikitext_to_plain(page.text)
+        assert docs[str(page.page_id)].text == text
+        assert [tuple(link) for link in docs[str(page.page_id)].links] == [
+            (l.start, l.end, l.target) for l in links
+        ]
+    assert docs["900001"].text == "Alpha 1"
+
+    pages = spark.read.parquet(str(tmp_path / "pages")).toPandas().set_index("page_id")
+    assert pages.loc[12].qid == "Q6199" and pages.loc[25].qid == "Q38404"
+    assert pages.drop(index=[12, 25]).qid.isna().all()
+    assert pages.index.is_unique

@@ -1,0 +1,189 @@
+"""The bundled demo data: reproducible from its sources, in the real formats, and self-consistent.
+
+The default workflow run trains and probes a model on these files only, so every LAMA fact must be
+learnable from the corpus (subject page exists, object stated in that page) and every task entity
+must occur in the text the tables are built from.
+"""
+
+from __future__ import annotations
+
+import bz2
+import functools
+import importlib.util
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import mwparserfromhell
+import pytest
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+MW = "{http://www.mediawiki.org/xml/export-0.11/}"
+
+
+@functools.cache
+def _generator():
+    """The generator script as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("build_demo_data", DEMO / "build_demo_data.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, dict]:
+    """title -> {ns, text, redirect} from the bundled dump."""
+    root = ET.fromstring(bz2.decompress((DEMO / "wikipedia" / "demo-pages-articles.xml.bz2").read_bytes()))
+    assert root.tag == f"{MW}mediawiki"
+    out = {}
+    for page in root.iter(f"{MW}page"):
+        redirect = page.find(f"{MW}redirect")
+        out[page.findtext(f"{MW}title")] = {
+            "ns": int(page.findtext(f"{MW}ns")),
+            "id": int(page.findtext(f"{MW}id")),
+            "text": page.find(f"{MW}revision/{MW}text").text,
+            "sha1": page.findtext(f"{MW}revision/{MW}sha1"),
+            "redirect": None if redirect is None else redirect.get("title"),
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def lama_facts() -> list[dict]:
+    return [json.loads(line) for p in sorted((DEMO / "lama" / "TREx").glob("*.jsonl")) for line in p.open()]
+
+
+def _plain(wikitext: str) -> str:
+    return mwparserfromhell.parse(wikitext).strip_code()
+
+
+def _article(pages: dict[str, dict], title: str) -> dict:
+    page = pages[title]
+    return pages[page["redirect"]] if page["redirect"] else page
+
+
+def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
+    written = _generator().build(tmp_path)
+    assert len(written) >= 15
+    for path in written:
+        rel = path.relative_to(tmp_path)
+        assert (DEMO / rel).read_bytes() == path.read_bytes(), f"{rel} differs from a fresh build: rerun the generator"
+
+
+def test_demo_data_is_small() -> None:
+    total = sum(p.stat().st_size for p in DEMO.rglob("*") if p.is_file())
+    assert total < 500_000
+
+
+def test_sha1_matches_real_mediawiki_dumps(shared_data: Path) -> None:
+    dump = next((shared_data / "wikipedia_dump_sample").glob("*.bz2"))
+    with bz2.open(dump, "rt", encoding="utf-8") as fh:
+        root = ET.parse(fh).getroot()
+    ns = root.tag[: root.tag.index("}") + 1]
+    revisions = list(root.iter(f"{ns}revision"))[:5]
+    for rev in revisions:
+        assert _generator().mediawiki_sha1(rev.findtext(f"{ns}text")) == rev.findtext(f"{ns}sha1")
+
+
+def test_dump_shape(pages: dict[str, dict]) -> None:
+    articles = [t for t, p in pages.items() if p["ns"] == 0 and not p["redirect"]]
+    redirects = [t for t, p in pages.items() if p["redirect"]]
+    assert len(articles) >= 40
+    assert len(redirects) >= 5
+    assert {p["ns"] for p in pages.values()} >= {0, 1, 10, 14}
+    assert len({p["id"] for p in pages.values()}) == len(pages)
+    for title in redirects:
+        assert pages[title]["text"].startswith(f"#REDIRECT [[{pages[title]['redirect']}]]")
+        assert pages[pages[title]["redirect"]]["redirect"] is None, "no double redirects"
+    disambiguation = [t for t in articles if "{{disambiguation}}" in pages[t]["text"]]
+    assert disambiguation == ["Redhaven"]
+    targets = {str(link.title) for link in mwparserfromhell.parse(pages["Redhaven"]["text"]).filter_wikilinks()}
+    assert {"Redhaven, Norvale", "Redhaven, Quessa"} <= targets
+    text = "".join(pages[t]["text"] for t in articles)
+    for markup in ("{{Infobox", "<ref", "<ref name=", '{| class="wikitable"', "[[File:", "[[Category:", "|thumb|"):
+        assert markup in text, markup
+    assert re.search(r"\]\][a-z]+\b", text), "link trails ([[violin]]ist) are part of real markup"
+    plain_chars = sum(len(_plain(pages[t]["text"])) for t in articles)
+    assert 40_000 <= plain_chars <= 150_000
+
+
+def test_links_reach_missing_pages_and_names_recur_unlinked(pages: dict[str, dict]) -> None:
+    """The linking heuristic needs unlinked repeats of linked names, and dumps link beyond themselves."""
+    missing = set()
+    repeated = 0
+    for title, page in pages.items():
+        if page["ns"] != 0 or page["redirect"]:
+            continue
+        code = mwparserfromhell.parse(page["text"])
+        targets = {str(link.title).strip() for link in code.filter_wikilinks()}
+        missing |= {t for t in targets if ":" not in t and t[:1].upper() + t[1:] not in pages}
+        plain = code.strip_code()
+        repeated += sum(1 for t in targets if t in pages and plain.count(t) >= 2)
+    assert len(missing) >= 5
+    assert repeated >= 40
+
+
+def test_lama_subjects_have_pages_and_facts_are_stated(pages: dict[str, dict], lama_facts: list[dict]) -> None:
+    assert 60 <= len(lama_facts) <= 120
+    relations = [json.loads(line) for line in (DEMO / "lama" / "relations.jsonl").open()]
+    assert {r["relation"] for r in relations} == {f["predicate_id"] for f in lama_facts}
+    assert all(r["template"].count("[X]") == 1 and r["template"].count("[Y]") == 1 for r in relations)
+    vocab = set((DEMO / "lama" / "common_vocab_cased.txt").read_text().split("\n"))
+    corpus = " ".join(_plain(p["text"]) for p in pages.values() if p["ns"] == 0)
+    for fact in lama_facts:
+        assert set(fact) == {"uuid", "obj_uri", "obj_label", "sub_uri", "sub_label", "predicate_id"}
+        assert fact["sub_label"] in pages, fact
+        assert fact["sub_label"] in corpus and fact["obj_label"] in corpus
+        assert " " not in fact["obj_label"] and fact["obj_label"] in vocab
+        assert fact["obj_label"] in _plain(_article(pages, fact["sub_label"])["text"]), fact
+    assert len({f["uuid"] for f in lama_facts}) == len(lama_facts)
+
+
+def test_lama_objects_recur_in_corpus(pages: dict[str, dict], lama_facts: list[dict]) -> None:
+    corpus = " ".join(_plain(p["text"]) for p in pages.values() if p["ns"] == 0)
+    for obj in {f["obj_label"] for f in lama_facts}:
+        assert corpus.count(obj) >= 5, obj
+
+
+def _check_span(tokens: list[str], name: str, positions: list[int]) -> None:
+    assert " ".join(tokens[i] for i in positions).lower() == name
+
+
+def test_fewrel_and_wiki80_shapes(pages: dict[str, dict]) -> None:
+    corpus = " ".join(_plain(p["text"]) for p in pages.values() if p["ns"] == 0).lower()
+    fewrel = json.loads((DEMO / "fewrel" / "val_wiki.json").read_text())
+    assert len(fewrel) >= 5 and all(len(v) >= 8 for v in fewrel.values())
+    for instances in fewrel.values():
+        for inst in instances:
+            for side in ("h", "t"):
+                name, qid, [positions] = inst[side]
+                assert qid.startswith("Q") and name in corpus
+                _check_span(inst["tokens"], name, positions)
+    label2id = json.loads((DEMO / "wiki80" / "label2id.json").read_text())
+    assert sorted(label2id.values()) == list(range(len(label2id)))
+    for split in ("train", "dev"):
+        records = [json.loads(line) for line in (DEMO / "wiki80" / f"{split}.jsonl").open()]
+        assert {r["relation"] for r in records} == set(label2id)
+        for r in records:
+            for side in ("h", "t"):
+                _check_span(r["token"], r[side]["name"], list(range(*r[side]["pos"])))
+
+
+def test_s2orc_records_and_biomedical_fewrel() -> None:
+    records = [json.loads(line) for line in (DEMO / "s2orc" / "demo.jsonl").open()]
+    assert len(records) == 20
+    assert len({r["paper_id"] for r in records}) == 20
+    assert all(r["abstract"] and r["title"] and r["authors"] and r["year"] for r in records)
+    abstracts = " ".join(r["abstract"] for r in records).lower()
+    fewrel = json.loads((DEMO / "fewrel" / "val_pubmed.json").read_text())
+    assert len(fewrel) >= 5
+    for instances in fewrel.values():
+        for inst in instances:
+            assert inst["tokens"] == [t.lower() for t in inst["tokens"]]
+            for side in ("h", "t"):
+                name, cui, [positions] = inst[side]
+                assert cui.startswith("C") and name in abstracts
+                _check_span(inst["tokens"], name, positions)

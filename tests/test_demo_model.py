@@ -1,0 +1,51 @@
+"""The demo model trains on a documents Parquet, reloads through load_masked_lm, and is reproducible."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+from safetensors.torch import load_file
+from tiny_models import CORPUS
+
+from pelt.demo_model import train_demo_model
+from pelt.models import load_masked_lm
+
+SMALL = dict(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_len=32, batch_size=8)
+
+
+@pytest.fixture
+def documents(tmp_path):
+    texts = [" ".join(CORPUS[i : i + 4]) for i in range(0, len(CORPUS), 4)] + [""]
+    path = tmp_path / "documents"
+    path.mkdir()
+    pq.write_table(pa.table({"doc_id": [str(i) for i in range(len(texts))], "text": texts}), path / "part-0.parquet")
+    return path
+
+
+def test_demo_model_trains_and_reloads(documents, tmp_path, caplog):
+    caplog.set_level("INFO", logger="pelt.demo_model")
+    summary = train_demo_model(str(documents), str(tmp_path / "a"), steps=20, **SMALL)
+    assert summary["final_loss"] < summary["initial_loss"] < 1.5 * summary["uniform_loss"]
+    assert "skipped 1 empty documents" in caplog.text and "MLM loss" in caplog.text
+    model, tokenizer = load_masked_lm(str(tmp_path / "a"))
+    assert type(model).__name__ == "RobertaForMaskedLM" and not model.training
+    assert (tmp_path / "a" / "model.safetensors").exists()
+    assert model.config.hidden_size == 32 and len(tokenizer) == model.config.vocab_size == summary["vocab_size"]
+    assert model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    ids = tokenizer("Marie Curie was born in <mask>.")["input_ids"]
+    before_mask = ids[ids.index(tokenizer.mask_token_id) - 1]
+    assert ids.count(tokenizer.mask_token_id) == 1 and tokenizer.decode([before_mask]) == " in"  # space absorbed
+    with torch.no_grad():
+        assert torch.isfinite(model(input_ids=torch.tensor([ids])).logits).all()
+
+    train_demo_model(str(documents), str(tmp_path / "b"), steps=20, **SMALL)
+    a, b = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_demo_model_needs_text(tmp_path):
+    pq.write_table(pa.table({"text": pa.array([None, ""], pa.string())}), tmp_path / "empty.parquet")
+    with pytest.raises(ValueError, match="no document text"):
+        train_demo_model(str(tmp_path / "empty.parquet"), str(tmp_path / "m"), steps=1, **SMALL)

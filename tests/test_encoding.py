@@ -1,0 +1,240 @@
+"""The method test (issue 2): table vectors equal the LM-head-transform vectors computed from the definition."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+import torch.nn.functional as F
+from tiny_models import FAMILIES
+
+from pelt.encoding import build_table, encode_samples, mask_mention, mention_token_span, shard_of
+from pelt.models import load_masked_lm, mask_representation
+from pelt.table import EntityTable, merge_tables
+
+MAX_SEQ_LEN = 16
+LONG = (
+    "In the long and winding story of the city of Warsaw, which lies on the Vistula river in Poland, "
+    "Marie Curie was born, and she later worked in Paris, the capital of France, a country in Europe."
+)
+ROWS = [
+    # entity, sentence, start, end, doc
+    ("Marie_Curie", "Marie Curie was born in Warsaw and worked in Paris.", 0, 11, "d1"),
+    ("Marie_Curie", LONG, LONG.index("Marie Curie"), LONG.index("Marie Curie") + 11, "d2"),  # windowed, middle
+    ("Warsaw", LONG, LONG.index("Warsaw"), LONG.index("Warsaw") + 6, "d2"),  # windowed, clamped at the start
+    ("Europe", LONG, len(LONG) - 7, len(LONG) - 1, "d2"),  # windowed, clamped at the end
+    ("Warsaw", "The city of Warsaw lies on the Vistula river in Poland.", 12, 18, "d3"),
+    ("Paris", "Paris is the capital of France, a country in Europe.", 0, 5, "d4"),
+    ("Paris", "Marie Curie was born in Warsaw and worked in Paris.", 45, 50, "d1"),
+    ("Berlin", "Berlin is the capital of Germany (a country in Europe).", 0, 6, "d5"),
+    ("Ada_Lovelace", "Ada Lovelace wrote the first program for the Analytical Engine.", 0, 12, "d6"),
+    # bad rows: counted, never encoded
+    ("Paris", "Paris is nice.", 3, 3, "d7"),  # empty span
+    ("Paris", "Paris is nice.", 5, 40, "d7"),  # beyond the sentence
+    ("Paris", "Paris  is nice.", 5, 6, "d7"),  # covers only a space: no token
+    (None, "Paris is nice.", 0, 5, "d7"),
+]
+
+
+def _samples(path: Path, rows=ROWS) -> Path:
+    columns = list(zip(*rows))
+    table = pa.table(
+        {
+            "entity_id": pa.array(columns[0], pa.string()),
+            "sentence": pa.array(columns[1], pa.string()),
+            "start": pa.array(columns[2], pa.int32()),
+            "end": pa.array(columns[3], pa.int32()),
+            "doc_id": pa.array(columns[4], pa.string()),
+        }
+    )
+    path.mkdir(parents=True, exist_ok=True)
+    half = len(rows) // 2
+    pq.write_table(table.slice(0, half), path / "part-0.parquet")  # a Spark-style directory of parts
+    pq.write_table(table.slice(half), path / "part-1.parquet")
+    return path
+
+
+def _layer_norm(x: torch.Tensor, ln: torch.nn.LayerNorm) -> torch.Tensor:
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + ln.eps) * ln.weight + ln.bias
+
+
+def reference_vector(model, tokenizer, sentence: str, start: int, end: int) -> torch.Tensor:
+    """r from the definition: one sentence, no padding, head transform applied by hand."""
+    enc = tokenizer(sentence, return_offsets_mapping=True, return_special_tokens_mask=True)
+    hit = [
+        i
+        for i, ((s, e), sp) in enumerate(zip(enc["offset_mapping"], enc["special_tokens_mask"]))
+        if not sp and s < end and e > start
+    ]
+    ids = enc["input_ids"][: hit[0]] + [tokenizer.mask_token_id] + enc["input_ids"][hit[-1] + 1 :]
+    pos = hit[0]
+    if len(ids) > MAX_SEQ_LEN:  # one special token at each end for all three families
+        body, budget = ids[1:-1], MAX_SEQ_LEN - 2
+        lo = min(max(pos - 1 - budget // 2, 0), len(body) - budget)
+        ids, pos = [ids[0], *body[lo : lo + budget], ids[-1]], pos - lo
+    x = torch.tensor([ids])
+    kind = model.config.model_type
+    if kind == "bart":
+        decoder_in = torch.tensor([[model.config.decoder_start_token_id, *ids[:-1]]])
+        r = model.model(input_ids=x, decoder_input_ids=decoder_in).last_hidden_state[0, pos]
+        weight, bias = model.lm_head.weight, model.final_logits_bias[0]
+    else:
+        base = model.roberta if kind == "roberta" else model.bert
+        head = model.lm_head if kind == "roberta" else model.cls.predictions
+        dense, ln = (
+            (head.dense, head.layer_norm) if kind == "roberta" else (head.transform.dense, head.transform.LayerNorm)
+        )
+        h = base(input_ids=x).last_hidden_state[0, pos]
+        r = _layer_norm(F.gelu(h @ dense.weight.T + dense.bias), ln)
+        weight, bias = head.decoder.weight, head.bias
+    # r is the vector whose dot product with the (tied) word embeddings gives the mask's logits
+    assert torch.equal(weight, model.get_output_embeddings().weight)
+    full = model(input_ids=x).logits[0, pos]
+    torch.testing.assert_close(r @ weight.T + bias, full, rtol=1e-5, atol=1e-5)
+    return r
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_table_equals_definition(family, tiny_model_dirs, tmp_path):  # noqa: F811
+    model_dir = str(tiny_model_dirs[family])
+    samples = _samples(tmp_path / "samples")
+    freq = tmp_path / "frequencies.parquet"
+    pq.write_table(
+        pa.table({"entity_id": ["Marie_Curie", "Paris"], "frequency": pa.array([900, 50], pa.int64())}), freq
+    )
+    out = tmp_path / "table.parquet"
+
+    stats = encode_samples(
+        str(samples), model_dir, str(out), frequencies_path=str(freq), max_seq_len=MAX_SEQ_LEN, tokens_per_batch=64
+    )
+
+    assert stats["rows"] == len(ROWS)
+    assert stats["sentences"] == 9
+    assert (stats["skipped_bad_span"], stats["skipped_no_token"], stats["skipped_null"]) == (2, 1, 1)
+    model, tokenizer = load_masked_lm(model_dir)
+    too_long = [len(tokenizer(r[1])["input_ids"]) > MAX_SEQ_LEN for r in ROWS[:9]]
+    assert all(too_long[1:4]) and stats["windowed"] == sum(too_long)
+    expected: dict[str, torch.Tensor] = defaultdict(lambda: torch.zeros(model.config.hidden_size))
+    n_expected: dict[str, int] = defaultdict(int)
+    with torch.no_grad():
+        for eid, sentence, start, end, _ in ROWS[:9]:
+            expected[eid] += reference_vector(model, tokenizer, sentence, start, end)
+            n_expected[eid] += 1
+    table = pq.read_table(out)
+    assert table.schema.field("vector_sum").type == pa.list_(pa.float32(), model.config.hidden_size)
+    got = {row["entity_id"]: row for row in table.to_pylist()}
+    assert sorted(got) == sorted(expected) and table.column("entity_id").to_pylist() == sorted(expected)
+    for eid, ref in expected.items():
+        vec = np.array(got[eid]["vector_sum"], np.float64)
+        ref = ref.numpy().astype(np.float64)
+        assert np.linalg.norm(vec - ref) / np.linalg.norm(ref) < 1e-5, eid
+        assert got[eid]["n_sentences"] == n_expected[eid]
+    assert got["Marie_Curie"]["frequency"] == 900
+    assert got["Warsaw"]["frequency"] == 2  # absent from the frequencies file: falls back to its sample size
+    meta = EntityTable.open(out).metadata
+    assert meta["model"] == model_dir and meta["max_seq_len"] == MAX_SEQ_LEN
+    assert meta["hidden_size"] == model.config.hidden_size
+    assert meta["norm"] == {"roberta": 7.0, "bert": 10.0, "bart": 3.0}[family]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_padding_does_not_change_vectors(family, tiny_model_dirs):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    sentences = ["Paris is nice.", "Marie Curie was born in Warsaw and worked in Paris."]
+    enc = tokenizer(sentences, padding=True, return_tensors="pt")
+    ids = enc["input_ids"].clone()
+    ids[:, 1] = tokenizer.mask_token_id
+    positions = torch.tensor([1, 1])
+    with torch.no_grad():
+        batched = mask_representation(model, ids, enc["attention_mask"], positions)
+        for i in range(2):
+            n = int(enc["attention_mask"][i].sum())
+            alone = mask_representation(
+                model, ids[i : i + 1, :n], enc["attention_mask"][i : i + 1, :n], positions[i : i + 1]
+            )
+            torch.testing.assert_close(batched[i : i + 1], alone, rtol=1e-5, atol=1e-6)
+
+
+def test_mention_tokens_are_masked_and_windowed():
+    # <s> a b c d e f g h </s>; token k of the body covers chars [2k, 2k+1); the mention "d e" is [6, 9)
+    ids = [0, 10, 11, 12, 13, 14, 15, 16, 17, 2]
+    offsets = [(0, 0)] + [(2 * i, 2 * i + 1) for i in range(8)] + [(0, 0)]
+    special = [1] + [0] * 8 + [1]
+    assert mention_token_span(offsets, special, 6, 9) == (4, 5)
+    assert mention_token_span(offsets, special, 1, 2) is None  # a gap between tokens
+    assert mention_token_span(offsets, special, 0, 99) == (1, 8)  # never the special tokens
+    zero_width = [(0, 0), (0, 3), (4, 4), (4, 8), (0, 0)]  # a trimmed space token inside the mention
+    assert mention_token_span(zero_width, [1, 0, 0, 0, 1], 0, 8) == (1, 3)
+    assert mask_mention(ids, special, (4, 5), 99, 100) == ([0, 10, 11, 12, 99, 15, 16, 17, 2], 4)
+    # masked body a b c M f g h, budget 4: the window starts at clamp(3 - 2, 0, 3) = 1
+    assert mask_mention(ids, special, (4, 5), 99, 6) == ([0, 11, 12, 99, 15, 2], 3)
+    assert mask_mention(ids, special, (1, 1), 99, 6) == ([0, 99, 11, 12, 13, 2], 1)  # clamped at the start
+    assert mask_mention(ids, special, (8, 8), 99, 6) == ([0, 14, 15, 16, 99, 2], 4)  # clamped at the end
+
+
+def test_errors_in_the_tokenizing_thread_reach_the_caller(tiny_model_dirs):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    with pytest.raises(TypeError):
+        build_table(model, tokenizer, ["a"], [5], [(0, 1)])
+
+
+def test_build_table_matches_encode_samples(tiny_model_dirs, tmp_path):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    good = ROWS[:9]
+    ids, sums, counts = build_table(
+        model,
+        tokenizer,
+        [r[0] for r in good],
+        [r[1] for r in good],
+        [(r[2], r[3]) for r in good],
+        max_seq_len=MAX_SEQ_LEN,
+        tokens_per_batch=MAX_SEQ_LEN,  # one padded row per batch at most
+    )
+    assert ids == ["Marie_Curie", "Warsaw", "Europe", "Paris", "Berlin", "Ada_Lovelace"]  # first appearance
+    assert sums.dtype == np.float32 and counts.tolist() == [2, 2, 1, 2, 1, 1]
+    encode_samples(
+        str(_samples(tmp_path / "s")),
+        str(tiny_model_dirs["roberta"]),
+        str(tmp_path / "t.parquet"),
+        max_seq_len=MAX_SEQ_LEN,
+        tokens_per_batch=4096,
+    )
+    np.testing.assert_allclose(EntityTable.open(tmp_path / "t.parquet").vector_sums(ids), sums, rtol=1e-5, atol=1e-6)
+
+
+def test_shards_merge_into_the_full_table(tiny_model_dirs, tmp_path):  # noqa: F811
+    samples, model = str(_samples(tmp_path / "s")), str(tiny_model_dirs["bert"])
+    encode_samples(samples, model, str(tmp_path / "full.parquet"), max_seq_len=MAX_SEQ_LEN)
+    shard_stats = [
+        encode_samples(samples, model, str(tmp_path / f"shard{i}.parquet"), max_seq_len=MAX_SEQ_LEN, shard=(i, 3))
+        for i in range(3)
+    ]
+    assert sum(s["sentences"] for s in shard_stats) == 9
+    assert all(0 < s["sentences"] < 9 for s in shard_stats)  # the hash really splits the rows
+    encode_samples(samples, model, str(tmp_path / "again.parquet"), max_seq_len=MAX_SEQ_LEN)
+    for name in ("parquet", "arrow"):  # a rerun gives the same bytes
+        assert (tmp_path / f"again.{name}").read_bytes() == (tmp_path / f"full.{name}").read_bytes()
+    merged = merge_tables([tmp_path / f"shard{i}.parquet" for i in range(3)], tmp_path / "merged.parquet")
+    full = EntityTable.open(tmp_path / "full.parquet")
+    ids = list(full.ids())
+    assert list(merged.ids()) == ids
+    np.testing.assert_allclose(merged.vector_sums(ids), full.vector_sums(ids), rtol=1e-5, atol=1e-6)
+    assert merged.counts(ids)[0].tolist() == full.counts(ids)[0].tolist()
+    assert shard_of("Paris", "d4", "Paris is nice.", 0, 1000) == shard_of("Paris", "d4", "Paris is nice.", 0, 1000)
+    assert shard_of("Paris", "d4", "Paris is nice.", 0, 1000) != shard_of("Paris", "d4", "Paris is nice.", 1, 1000)
+
+
+def test_encode_samples_rejects_bad_input(tiny_model_dirs, tmp_path):  # noqa: F811
+    pq.write_table(pa.table({"entity_id": ["a"], "sentence": ["a b"]}), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=r"lack columns \['start', 'end', 'doc_id'\]"):
+        encode_samples(str(tmp_path / "bad.parquet"), str(tiny_model_dirs["roberta"]), str(tmp_path / "t.parquet"))
+    with pytest.raises(ValueError, match="cannot load masked LM"):
+        encode_samples(str(_samples(tmp_path / "s")), str(tmp_path / "no-model"), str(tmp_path / "t.parquet"))
+    assert not (tmp_path / "t.parquet").exists()

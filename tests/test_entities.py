@@ -1,0 +1,87 @@
+"""Task entities -> corpus entity ids: qid, title, redirect, alias, missing; a single Parquet file."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+
+from pelt.entities import resolve_task_entities, resolved_entity_ids
+
+PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
+PAGES = [
+    (1, "Paris", False, None, False, "Q90"),
+    (2, "Paris, Texas", False, None, False, "Q830149"),
+    (3, "City of Light", True, "Paris", False, None),
+    (4, "Mercury", False, None, True, "Q1"),
+    (5, "Mercury (planet)", False, None, False, "Q308"),
+]
+ALIASES = [
+    ("Mercury", "Mercury (planet)", 5),
+    ("Mercury", "Mercury (element)", 3),
+    ("the Big Apple", "New York City", 2),
+    ("Tie", "B", 2),
+    ("Tie", "A", 2),
+]
+WANTED = [
+    ("Something else", "Q90"),  # qid wins over the name
+    ("paris, Texas", None),  # title after first-letter normalisation
+    ("City of Light", None),  # redirect
+    ("Mercury", None),  # the title is a disambiguation page -> most frequent alias target
+    ("the Big Apple", "Q60"),  # unknown qid -> alias
+    ("Tie", None),  # equal counts -> smaller id
+    ("Nowhere", None),
+    ("Nowhere", None),  # duplicate, counted once
+]
+
+
+def test_resolution_rules_in_order(spark, tmp_path):
+    spark.createDataFrame(PAGES, PAGES_DDL).write.parquet(str(tmp_path / "pages"))
+    spark.createDataFrame(ALIASES, "alias string, entity_id string, count long").write.parquet(
+        str(tmp_path / "aliases")
+    )
+    out = tmp_path / "samples" / "task_entities.parquet"
+    counts = resolve_task_entities(
+        spark, WANTED, str(tmp_path / "aliases"), str(tmp_path / "pages"), str(out)
+    )
+    assert out.is_file()
+    table = pq.read_table(out)
+    assert [(f.name, str(f.type)) for f in table.schema] == [
+        ("name", "string"),
+        ("qid", "string"),
+        ("entity_id", "string"),
+        ("how", "string"),
+    ]
+    assert [tuple(row.values()) for row in table.to_pylist()] == [
+        ("Something else", "Q90", "Paris", "qid"),
+        ("paris, Texas", None, "Paris, Texas", "title"),
+        ("City of Light", None, "Paris", "redirect"),
+        ("Mercury", None, "Mercury (planet)", "alias"),
+        ("the Big Apple", "Q60", "New York City", "alias"),
+        ("Tie", None, "A", "alias"),
+        ("Nowhere", None, None, "missing"),
+    ]
+    assert resolved_entity_ids(str(out)) == [
+        "A",
+        "Mercury (planet)",
+        "New York City",
+        "Paris",
+        "Paris, Texas",
+    ]
+    assert counts == {
+        "wanted": 8,
+        "duplicates": 1,
+        "how_alias": 3,
+        "how_missing": 1,
+        "how_qid": 1,
+        "how_redirect": 1,
+        "how_title": 1,
+    }
+
+
+def test_corpus_without_pages_uses_qid_or_name(spark, tmp_path):
+    out = tmp_path / "task_entities.parquet"
+    counts = resolve_task_entities(spark, [("aspirin", "Q18216"), ("IL-6", None)], "unused", None, str(out))
+    assert pq.read_table(out).to_pylist() == [
+        {"name": "aspirin", "qid": "Q18216", "entity_id": "Q18216", "how": "string"},
+        {"name": "IL-6", "qid": None, "entity_id": "IL-6", "how": "string"},
+    ]
+    assert counts["how_string"] == 2

@@ -1,0 +1,343 @@
+"""Linking: redirects, aliases, anchors as mentions, the paper's heuristic, string matching."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pytest
+from spacy.matcher import PhraseMatcher
+from spacy.util import filter_spans
+
+from pelt.linking import (
+    MENTION_COLUMNS,
+    BloomFilter,
+    _restricted_adjacency,
+    add_name,
+    candidate_names,
+    heuristic_links,
+    link_by_string,
+    link_wikipedia,
+    longest_names,
+    name_key,
+    segment_document,
+)
+from pelt.sentences import nlp
+
+DOCUMENTS_DDL = (
+    "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
+)
+PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
+
+_LINK = re.compile(r"\[\[([^|\]]+)(?:\|([^\]]+))?\]\]")
+
+
+def marked(text: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """``[[Target|shown]]`` / ``[[Target]]`` markup -> plain text and (start, end, target) anchors."""
+    plain, links, last = [], [], 0
+    for match in _LINK.finditer(text):
+        plain.append(text[last : match.start()])
+        shown = match.group(2) or match.group(1)
+        start = sum(map(len, plain))
+        links.append((start, start + len(shown), match.group(1)))
+        plain.append(shown)
+        last = match.end()
+    plain.append(text[last:])
+    return "".join(plain), links
+
+
+def article(title: str, page_id: int, disambiguation: bool = False) -> tuple:
+    return (page_id, title, False, None, disambiguation, None)
+
+
+def redirect(title: str, page_id: int, to: str) -> tuple:
+    return (page_id, title, True, to, False, None)
+
+
+EIFFEL = (
+    "Gustave Eiffel was born in [[Dijon (city)|Dijon]]. He later lived in [[Paris]] and studied "
+    "[[Solar System|astronomy]] and [[Chemistry|chemistry]].\n"
+    "In Dijon he visited Burgundy cellars near Beaune. Mercury was on his mind. He never went to Texas. "
+    "Eiffel loved Paris."
+)
+DOCUMENTS = {
+    "Gustave Eiffel": EIFFEL,
+    "Dijon": "Dijon is the capital of [[Bourgogne|Burgundy]].",
+    "Burgundy": "Burgundy is a region around [[Dijon]]. Its wines come from [[Beaune]].",
+    "Solar System": "The Solar System includes [[Mercury (planet)|Mercury]].",
+    "Chemistry": "Chemistry studies [[Mercury (element)|Mercury]] and other elements.",
+    "Planets": "Planets orbit in the [[Solar System]]. Mercury is small.",
+    "Cowboys": "Cowboys live in [[Texas|Texas. Cowboys]] ride. See [[Loop A|loop]], [[Mercury]] and [[Atlantis]].",
+}
+PAGES = [
+    article("Gustave Eiffel", 1),
+    article("Dijon", 2),
+    article("Burgundy", 3),
+    article("Beaune", 4),
+    article("Paris", 5),
+    article("Solar System", 6),
+    article("Chemistry", 7),
+    article("Mercury (planet)", 8),
+    article("Mercury (element)", 9),
+    article("Mercury", 10, disambiguation=True),
+    article("Texas", 11),
+    redirect("Dijon (city)", 12, "Dijon, France"),
+    redirect("Dijon, France", 13, "Dijon"),
+    redirect("Bourgogne", 14, "Burgundy"),
+    redirect("Loop A", 15, "Loop B"),
+    redirect("Loop B", 16, "Loop A"),
+]
+
+
+def documents_rows() -> list[tuple]:
+    rows = []
+    for title, markup in DOCUMENTS.items():
+        text, links = marked(markup)
+        rows.append((f"d-{title}", title, text, [{"start": s, "end": e, "target": t} for s, e, t in links]))
+    # One anchor with a span outside the text and one over whitespace only: counted, not mentions.
+    rows.append(
+        (
+            "d-bad",
+            "Bad",
+            "A  b.",
+            [{"start": 0, "end": 99, "target": "Paris"}, {"start": 1, "end": 3, "target": "Paris"}],
+        )
+    )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def linked(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("linking")
+    spark.createDataFrame(documents_rows(), DOCUMENTS_DDL).repartition(3).write.parquet(
+        str(root / "documents")
+    )
+    spark.createDataFrame(PAGES, PAGES_DDL).write.parquet(str(root / "pages"))
+    counts = link_wikipedia(
+        spark, str(root / "documents"), str(root / "pages"), str(root / "aliases"), str(root / "mentions")
+    )
+    mentions = spark.read.parquet(str(root / "mentions"))
+    aliases = spark.read.parquet(str(root / "aliases"))
+    return counts, mentions, aliases, root
+
+
+def mention_set(mentions, doc_id: str) -> set[tuple[str, str, str]]:
+    """(surface text, entity, method) of the mentions of one document."""
+    return {
+        (row["sentence"][row["start"] : row["end"]], row["entity_id"], row["method"])
+        for row in mentions.filter(mentions.doc_id == doc_id).collect()
+    }
+
+
+def test_heuristic_links_later_mentions_and_refuses_ambiguous_or_distant_names(linked):
+    _, mentions, _, _ = linked
+    assert mention_set(mentions, "d-Gustave Eiffel") == {
+        ("Dijon", "Dijon", "anchor"),  # through a two-hop redirect chain
+        ("Paris", "Paris", "anchor"),
+        ("astronomy", "Solar System", "anchor"),
+        ("chemistry", "Chemistry", "anchor"),
+        ("Gustave Eiffel", "Gustave Eiffel", "heuristic"),  # the article's own subject
+        ("Dijon", "Dijon", "heuristic"),  # linked once, mentioned again
+        ("Paris", "Paris", "heuristic"),
+        ("Burgundy", "Burgundy", "heuristic"),  # neighbour of Dijon (iteration 1)
+        ("Beaune", "Beaune", "heuristic"),  # neighbour of Burgundy only (iteration 2)
+        # "Mercury": planet and element are both neighbours -> refused.
+        # "Texas": its page is outside the neighbourhood -> not linked.
+    }
+
+
+def test_name_ambiguous_globally_is_linked_when_unique_in_the_neighbourhood(linked):
+    _, mentions, _, _ = linked
+    assert mention_set(mentions, "d-Planets") == {
+        ("Solar System", "Solar System", "anchor"),
+        ("Mercury", "Mercury (planet)", "heuristic"),
+    }
+
+
+def test_mentions_have_contract_schema_and_spans_inside_their_sentence(linked):
+    _, mentions, _, _ = linked
+    assert [(f.name, f.dataType.simpleString()) for f in mentions.schema.fields] == list(
+        zip(MENTION_COLUMNS, ("string", "int", "string", "int", "int", "string", "string"), strict=True)
+    )
+    for row in mentions.collect():
+        assert 0 <= row["start"] < row["end"] <= len(row["sentence"])
+    sentences = {
+        (r["sent_idx"], r["sentence"])
+        for r in mentions.filter(mentions.doc_id == "d-Gustave Eiffel").collect()
+    }
+    assert (5, "Eiffel loved Paris.") in sentences  # sentence index counts across paragraphs
+
+
+def test_anchor_drops_and_counts(linked):
+    counts, mentions, _, _ = linked
+    assert counts["documents"] == len(DOCUMENTS) + 1
+    assert counts["anchors_invalid"] == 1
+    assert counts["anchors_blank"] == 1
+    assert counts["anchors_crossing_sentence"] == 1  # "Texas. Cowboys"
+    assert counts["anchors_disambiguation"] == 1  # [[Mercury]]
+    assert counts["anchors_broken_redirect"] == 1  # Loop A <-> Loop B
+    assert counts["anchors_to_absent_pages"] == 1  # Atlantis: kept under its title
+    assert counts["heuristic_names_iteration_2"] == 1  # Beaune
+    assert counts["mentions_anchor"] + counts["mentions_heuristic"] == mentions.count()
+    assert mention_set(mentions, "d-Cowboys") == {("Atlantis", "Atlantis", "anchor")}
+
+
+def test_aliases_from_anchors_redirects_and_titles(linked):
+    _, _, aliases, _ = linked
+    assert [(f.name, f.dataType.simpleString()) for f in aliases.schema.fields] == [
+        ("alias", "string"),
+        ("entity_id", "string"),
+        ("count", "bigint"),
+    ]
+    table = {(r["alias"], r["entity_id"]): r["count"] for r in aliases.collect()}
+    assert table[("Dijon", "Dijon")] == 2  # two anchors
+    assert table[("Burgundy", "Burgundy")] == 1  # anchor text through a redirect
+    assert table[("Bourgogne", "Burgundy")] == 1  # redirect title
+    assert table[("Dijon (city)", "Dijon")] == 1  # redirect chain
+    assert table[("Texas. Cowboys", "Texas")] == 1  # crossing anchors still name their target
+    assert table[("Beaune", "Beaune")] == 1
+    assert ("Mercury", "Mercury (planet)") in table and ("Mercury", "Mercury (element)") in table
+    assert not any(entity in ("Mercury", "Loop A", "Loop B") for _, entity in table)
+
+
+def test_without_heuristic_only_anchors(spark, linked):
+    _, _, _, root = linked
+    counts = link_wikipedia(
+        spark,
+        str(root / "documents"),
+        str(root / "pages"),
+        str(root / "aliases2"),
+        str(root / "mentions2"),
+        heuristic=False,
+    )
+    methods = {r["method"] for r in spark.read.parquet(str(root / "mentions2")).collect()}
+    assert methods == {"anchor"}
+    assert "mentions_heuristic" not in counts
+
+
+def test_heuristic_loop_stops_and_respects_max_iterations():
+    candidates = {"B": {"b"}, "C": {"c"}, "X": {"x1", "x2"}}
+    adjacency = {"b": {"a"}, "c": {"b"}, "x1": {"a"}, "x2": {"a"}}
+    assert heuristic_links({"a"}, candidates, adjacency, 10) == {"B": ("b", 1), "C": ("c", 2)}
+    assert heuristic_links({"a"}, candidates, adjacency, 1) == {"B": ("b", 1)}
+    assert heuristic_links(set(), candidates, adjacency, 10) == {}
+
+
+def test_restricted_adjacency_takes_either_route(spark):
+    # "hub" has more links than the document has entities (paired with the document's nodes);
+    # "leaf" has fewer (its edges are expanded). Both must find exactly their in-document neighbours.
+    edges = [("hub", "a")] + [("hub", f"x{i}") for i in range(6)] + [("leaf", "b"), ("leaf", "y")]
+    edges += [(n, c) for c, n in edges]
+    nodes = [("d", node) for node in ("a", "b", "hub", "leaf")]
+    adjacency = _restricted_adjacency(
+        spark.createDataFrame([("d", "hub"), ("d", "leaf")], "doc_id string, c string"),
+        spark.createDataFrame(nodes, "doc_id string, node string"),
+        spark.createDataFrame(edges, "c string, n string"),
+    )
+    assert sorted(tuple(row) for row in adjacency.collect()) == [("d", "hub", "a"), ("d", "leaf", "b")]
+
+
+def test_segment_document_rebases_anchor_spans():
+    text = "First one.\n  Second [[x]] here. Third."
+    plain, links = marked(text)
+    (row,) = segment_document(
+        {
+            "doc_id": "d",
+            "title": "T",
+            "text": plain,
+            "links": [{"start": s, "end": e, "target": t} for s, e, t in links],
+        }
+    )
+    assert row["sentences"] == ["First one.", "Second x here.", "Third."]
+    (anchor,) = row["anchors"]
+    assert anchor["sent_idx"] == 1
+    assert row["sentences"][1][anchor["start"] : anchor["end"]] == "x"
+    assert row["blocked"] == [{"sent_idx": 1, "start": anchor["start"], "end": anchor["end"]}]
+
+
+def find_names(sentences: list[str], aliases: list[str], blocked=()) -> list[tuple[int, str]]:
+    """The Spark path of name finding run in plain Python: filter, exact check, longest per sentence."""
+    keys = {name_key(alias) for alias in aliases}
+    bloom = BloomFilter.for_items(100)
+    for key in keys:
+        add_name(bloom, key)
+    row = {"doc_id": "d", "sentences": sentences, "blocked": list(blocked)}
+    found = defaultdict(list)
+    for candidate in candidate_names(row, bloom):
+        if candidate["name"] in keys:
+            found[candidate["sent_idx"]].append(candidate)
+    names = []
+    for sent_idx, occurrences in sorted(found.items()):
+        for name in longest_names({"doc_id": "d", "sent_idx": sent_idx, "found": occurrences}):
+            names.append((sent_idx, sentences[sent_idx][name["start"] : name["end"]]))
+    return names
+
+
+def phrase_matcher_names(sentences: list[str], aliases: list[str]) -> list[tuple[int, str]]:
+    """The reference: spaCy's PhraseMatcher on ORTH, longest non-overlapping matches."""
+    matcher = PhraseMatcher(nlp().vocab, attr="ORTH")
+    for alias in aliases:
+        matcher.add(alias, [nlp().make_doc(alias)])
+    names = []
+    for sent_idx, doc in enumerate(nlp().tokenizer.pipe(sentences)):
+        spans = filter_spans([doc[start:end] for _, start, end in matcher(doc)])
+        names += [(sent_idx, span.text) for span in sorted(spans, key=lambda span: span.start)]
+    return names
+
+
+def test_names_match_spacys_phrase_matcher():
+    aliases = ["New York", "New York City", "York", "City Hall", "U.S.", "IL-6", "Paris", "the Who", "A"]
+    sentences = [
+        "New York City Hall is not new york.",
+        "Parisian York and Paris, U.S. hosts the Who.",
+        "IL-6 and IL-6R; A a A.",
+        "Nothing here.",
+    ]
+    assert find_names(sentences, aliases) == phrase_matcher_names(sentences, aliases)
+    assert find_names(sentences, aliases)[:2] == [(0, "New York City"), (1, "York")]
+
+
+def test_names_never_overlap_anchors():
+    blocked = [{"sent_idx": 0, "start": 4, "end": 8}]  # "York" of "New York"
+    assert find_names(["New York and York."], ["New York", "York"], blocked) == [(0, "York")]
+
+
+def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
+    bloom = BloomFilter.for_items(2000, error_rate=0.01)
+    members = [f"member {i}" for i in range(2000)]
+    for key in members:
+        bloom.add(key)
+    assert all(key in bloom for key in members)
+    assert sum(f"other {i}" in bloom for i in range(10_000)) < 300
+    halves = BloomFilter(bloom.n_bits, bloom.n_hashes), BloomFilter(bloom.n_bits, bloom.n_hashes)
+    for i, key in enumerate(members):
+        halves[i % 2].add(key)
+    assert halves[0].union(halves[1]).bits == bloom.bits
+
+
+def test_link_by_string(spark, tmp_path):
+    rows = [
+        (
+            "p1",
+            "Paper 1",
+            "Interleukin 6 (IL-6) rises in sepsis. ILLNESS is not IL-6.\nAspirin and aspirin.",
+            [],
+        ),
+        ("p2", "Paper 2", "Cold is a name of two entities. IL-6 again.", []),
+    ]
+    spark.createDataFrame(rows, DOCUMENTS_DDL).write.parquet(str(tmp_path / "documents"))
+    names = {"Q1": ["IL-6", "Interleukin 6"], "Q2": ["Aspirin"], "Q3": ["Cold"], "Q4": ["Cold"]}
+    counts = link_by_string(spark, str(tmp_path / "documents"), names, str(tmp_path / "mentions"))
+    found = {
+        (r["doc_id"], r["sent_idx"], r["sentence"][r["start"] : r["end"]], r["entity_id"], r["method"])
+        for r in spark.read.parquet(str(tmp_path / "mentions")).collect()
+    }
+    assert found == {
+        ("p1", 0, "Interleukin 6", "Q1", "string"),
+        ("p1", 0, "IL-6", "Q1", "string"),
+        ("p1", 1, "IL-6", "Q1", "string"),
+        ("p1", 2, "Aspirin", "Q2", "string"),
+        ("p2", 1, "IL-6", "Q1", "string"),
+    }
+    assert counts["names_ambiguous"] == 1
+    assert counts["mentions_string"] == 5

@@ -1,0 +1,312 @@
+"""Relation-classification inputs: readers, Wiki80 -> FewRel, marked texts, and the marker encoder
+against a plain one-sentence-at-a-time reference (baseline and with injected table vectors)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+from pelt.eval.relation import (
+    Entity,
+    Instance,
+    RelationEncoder,
+    convert_wiki80_to_fewrel,
+    drop_overlapping,
+    entity_counts,
+    holdout_relations,
+    marked_text,
+    read_fewrel,
+    read_instances,
+    read_wiki80,
+    resolve_instances,
+    to_fewrel,
+)
+from pelt.models import load_masked_lm
+from pelt.table import EntityTable, write_table
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+
+
+def _inst(
+    tokens: str,
+    head: tuple[int, int],
+    tail: tuple[int, int],
+    relation: str = "r",
+    qids: tuple[str | None, str | None] = (None, None),
+) -> Instance:
+    words = tuple(tokens.split())
+    h = Entity(" ".join(words[head[0] : head[1]]), qids[0], *head)
+    t = Entity(" ".join(words[tail[0] : tail[1]]), qids[1], *tail)
+    return Instance(words, h, t, relation)
+
+
+def test_demo_files_read_with_correct_spans():
+    fewrel = read_fewrel(DEMO / "fewrel" / "val_wiki.json")
+    wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
+    assert len(fewrel) == 5 * 8 and len({i.relation for i in fewrel}) == 5
+    assert len(wiki80) == 30 and {i.relation for i in wiki80} == set(
+        json.loads((DEMO / "wiki80" / "label2id.json").read_text())
+    )
+    for inst in fewrel + wiki80:  # names in FewRel / Wiki80 are the lowercased mention
+        for e in (inst.head, inst.tail):
+            assert " ".join(inst.tokens[e.start : e.end]).lower() == e.name
+            assert e.qid.startswith("Q99")
+    first = fewrel[0]
+    assert first.tokens[:2] == ("Aldric", "Venn") and (first.head.start, first.head.end) == (0, 2)
+
+
+def test_real_wiki80_holds_fewrel_val(shared_data: Path):
+    """Wiki80 = FewRel train + val: exactly the 16 val relations of dev.jsonl share instances with val_wiki."""
+    val_wiki = read_fewrel(shared_data / "fewrel" / "val_wiki.json")
+    dev = read_wiki80(shared_data / "wiki80" / "dev.jsonl")
+    assert len(val_wiki) == 11200 and len(dev) == 5600
+    kept, dropped = drop_overlapping(dev, val_wiki)
+    assert len(dropped) == 16 and len(kept) == 64 * 70
+    assert not {i.key for i in kept} & {i.key for i in val_wiki}
+    pubmed = read_fewrel(shared_data / "fewrel" / "val_pubmed.json")
+    assert len(pubmed) == 1000 and pubmed[0].head.qid == "C4049595" and pubmed[0].head.name == "mhc"
+
+
+def test_bad_records_are_skipped_and_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    good = {
+        "token": ["A", "b", "C", "."],
+        "h": {"name": "a", "id": "Q1", "pos": [0, 1]},
+        "t": {"name": "c", "id": None, "pos": [2, 3]},
+        "relation": "r",
+    }
+    bad = [
+        {**good, "h": {"name": "a", "pos": [0, 9]}},  # span out of range
+        {**good, "t": {"name": "ab", "pos": [0, 2]}},  # overlaps the head
+        {**good, "token": ["A", " ", "C", "."], "t": {"name": " ", "pos": [1, 2]}},  # blank mention
+        {key: value for key, value in good.items() if key != "relation"},
+        {**good, "token": []},
+    ]
+    path = tmp_path / "w.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [good, *bad]) + "\n")
+    with caplog.at_level(logging.WARNING):
+        instances = read_wiki80(path)
+    assert len(instances) == 1 and instances[0].tail.qid is None
+    assert "skipped 5 of 6 records" in caplog.text
+
+
+def test_wiki80_to_fewrel_round_trip_and_conversion(tmp_path: Path):
+    wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
+    (tmp_path / "f.json").write_text(json.dumps(to_fewrel(wiki80)))
+    assert sorted(read_fewrel(tmp_path / "f.json"), key=lambda i: i.key) == sorted(wiki80, key=lambda i: i.key)
+    # The demo's Wiki80 sentences are its FewRel val sentences: excluding val leaves nothing of them ...
+    counts = convert_wiki80_to_fewrel(
+        [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "dev.jsonl"],
+        tmp_path / "train.json",
+        exclude=[DEMO / "fewrel" / "val_wiki.json"],
+    )
+    assert counts == {"relations": 0, "instances": 0, "dropped_relations": 5}
+    # ... and excluding the biomedical file keeps all, deduplicated across files
+    counts = convert_wiki80_to_fewrel(
+        [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "train.jsonl"],
+        tmp_path / "train.json",
+        exclude=[DEMO / "fewrel" / "val_pubmed.json"],
+    )
+    assert counts == {"relations": 5, "instances": 30, "dropped_relations": 0}
+    assert len(read_instances([tmp_path / "train.json"])) == 30
+
+
+def test_marked_text_positions():
+    inst = _inst("In 1990 Warsaw hosted Marie Curie .", head=(4, 6), tail=(2, 3))
+    text, spans, markers = marked_text(inst)
+    assert text == "In 1990 # Warsaw # hosted @ Marie Curie @ ."
+    assert [text[s:e] for s, e in spans] == ["Marie Curie", "Warsaw"]
+    assert [text[c] for c in markers] == ["@", "#"] and markers[0] == text.index("@")
+    adjacent = _inst("Ada Lovelace Paris", head=(0, 2), tail=(2, 3))
+    text, spans, markers = marked_text(adjacent, ("<h>", "<t>"))
+    assert text == "<h> Ada Lovelace <h> <t> Paris <t>"
+    assert [text[s:e] for s, e in spans] == ["Ada Lovelace", "Paris"] and markers == [0, text.index("<t>")]
+
+
+def test_holdout_is_a_stable_hash_split():
+    relations = [f"P{i}" for i in range(40)]
+    held = holdout_relations(relations, 10)
+    assert len(held) == 10 and held == sorted(held) and set(held) <= set(relations)
+    assert holdout_relations(reversed(relations), 10) == held  # order of the input does not matter
+    assert set(holdout_relations(relations, 12)) > set(held)  # a larger holdout extends the smaller one
+
+
+def _entities_file(path: Path, rows: list[tuple[str, str | None, str | None]]) -> str:
+    pq.write_table(
+        pa.table(
+            {
+                "name": [r[0] for r in rows],
+                "qid": [r[1] for r in rows],
+                "entity_id": [r[2] for r in rows],
+                "how": ["x"] * len(rows),
+            }
+        ),
+        path,
+    )
+    return str(path)
+
+
+def test_resolve_and_count(tmp_path: Path):
+    entities = _entities_file(
+        tmp_path / "e.parquet",
+        [
+            ("marie curie", "Q7186", "Marie_Curie"),
+            ("warsaw", None, "Warsaw"),
+            ("paris", "Q90", None),
+        ],
+    )
+    instances = [
+        _inst("marie curie was born in warsaw", (0, 2), (5, 6), qids=("Q7186", None)),
+        _inst(
+            "marie curie was born in paris", (0, 2), (5, 6), qids=("Q_other", "Q90")
+        ),  # a QID is never matched by name
+    ]
+    ids = resolve_instances(instances, entities)
+    assert ids == [("Marie_Curie", "Warsaw"), (None, None)]
+    assert resolve_instances(instances, None) == [(None, None), (None, None)]
+    model_dir = tmp_path / "m"
+    table_path = tmp_path / "t.parquet"
+    write_table(
+        table_path,
+        ["Marie_Curie"],
+        np.ones((1, 4)),
+        [1],
+        [1],
+        {
+            "model": str(model_dir),
+            "revision": "local",
+            "hidden_size": 4,
+            "representation": "t",
+            "max_seq_len": 8,
+            "norm": 7.0,
+        },
+    )
+    counts = entity_counts(ids, EntityTable.open(table_path), resolved=True)
+    assert counts == {"mentions": 4, "unresolved": 2, "not_in_table": 1, "in_table": 1}
+    assert entity_counts(ids, None, resolved=False) == {
+        "mentions": 4,
+        "unresolved": None,
+        "not_in_table": None,
+        "in_table": None,
+    }
+
+
+# Sentences of the tiny models' corpus; the second holds the head marker inside the sentence too.
+SENTENCES = [
+    ("Marie Curie was born in Warsaw .", (0, 2), (5, 6)),
+    ("Mail {m} home : Niels Bohr was born in Copenhagen .", (4, 6), (9, 10)),
+    ("Paris is the capital of France .", (0, 1), (5, 6)),
+]
+# BERT's tiny WordPiece vocabulary has no "@" or "#": words of its corpus serve as markers there.
+MARKERS = {"roberta": ("@", "#"), "bart": ("@", "#"), "bert": ("cat", "dog")}
+
+
+def _reference(model_dir: Path, texts: list[str], marker_chars: list[tuple[int, int]]) -> torch.Tensor:
+    """[state at head marker; state at tail marker] of each plain text, one text at a time."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    out = []
+    for text, chars in zip(texts, marker_chars):
+        enc = tokenizer(text, return_tensors="pt", return_offsets_mapping=True)
+        offsets = enc.pop("offset_mapping")[0].tolist()
+        with torch.no_grad():
+            output = model(**enc, output_hidden_states=True)
+        hidden = (output.decoder_hidden_states if model.config.is_encoder_decoder else output.hidden_states)[-1][0]
+        positions = [next(i for i, (s, e) in enumerate(offsets) if s <= c < e) for c in chars]
+        out.append(torch.cat([hidden[p] for p in positions]))
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert", "bart"])
+def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # noqa: F811
+    model_dir = tiny_model_dirs[family]
+    head_marker, tail_marker = MARKERS[family]
+    instances = [
+        _inst(s.format(m=head_marker), h, t, qids=(f"QH{i}", f"QT{i}")) for i, (s, h, t) in enumerate(SENTENCES)
+    ]
+    model, tokenizer = load_masked_lm(str(model_dir))
+    word = " paris" if family == "bert" else " Paris"
+    (w,) = tokenizer(word, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        emb = model.get_input_embeddings()(torch.tensor([w]))[0].double().numpy()
+    table_path = tmp_path / "table.parquet"  # E(e) = emb(word): the slot then reads as the word itself
+    write_table(
+        table_path,
+        ["E0", "E2"],
+        np.stack([2.0 * emb, 3.0 * emb]),
+        [1, 1],
+        [1, 1],
+        {
+            "model": str(model_dir),
+            "revision": "local",
+            "hidden_size": emb.shape[0],
+            "representation": "t",
+            "max_seq_len": 64,
+            "norm": 1.0,
+        },
+    )
+    table = EntityTable.open(table_path)
+    markers = (head_marker, tail_marker)
+    # head of sentence 0 and tail of sentence 2 are in the table; sentence 1 has no entity resolved
+    entity_ids = [("E0", "not_in_table"), (None, None), ("not_in_table", "E2")]
+    norm = float(np.linalg.norm(emb))
+
+    plain = RelationEncoder(model, tokenizer, None, norm=None, markers=markers)
+    pelt = RelationEncoder(model, tokenizer, table, norm=norm, markers=markers)
+    texts = [marked_text(inst, markers) for inst in instances]
+    with torch.no_grad():
+        got_plain = plain(plain.mark(instances, entity_ids))
+        got_pelt = pelt(pelt.mark(instances, entity_ids))
+    expected_plain = _reference(model_dir, [t for t, _, _ in texts], [tuple(m) for _, _, m in texts])
+
+    slot = f" ({word} )"
+    with_words, chars = [], []
+    for (text, spans, markers_at), (head_id, tail_id) in zip(texts, entity_ids):
+        inserts = sorted([(spans[0][1], head_id == "E0"), (spans[1][1], tail_id == "E2")], reverse=True)
+        shifted = list(markers_at)
+        for end, injected in inserts:
+            if injected:
+                text = text[:end] + slot + text[end:]
+                shifted = [c + len(slot) if c >= end else c for c in shifted]
+        with_words.append(text)
+        chars.append(tuple(shifted))
+    expected_pelt = _reference(model_dir, with_words, chars)
+    assert got_plain.shape == (3, 2 * model.config.hidden_size)
+    torch.testing.assert_close(got_plain, expected_plain, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(got_pelt, expected_pelt, atol=1e-5, rtol=1e-4)
+    assert not torch.allclose(got_pelt[0], got_plain[0])  # the table changed the injected sentences ...
+    torch.testing.assert_close(got_pelt[1], got_plain[1])  # ... and nothing else
+    assert pelt.pop_stats() == {"texts_encoded": 3, "injected": 2, "missing_from_table": 2, "markers_cut": 0}
+    assert pelt.stats == {}
+
+
+def test_markers_must_be_real_tokens(tiny_model_dirs):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["bert"]))
+    encoder = RelationEncoder(model, tokenizer, None, norm=None)  # "@" is [UNK] for the tiny WordPiece vocabulary
+    with pytest.raises(ValueError, match="unknown or a bracket token"):
+        encoder.mark([_inst("marie curie was born in warsaw", (0, 2), (5, 6))], [(None, None)])
+    with pytest.raises(ValueError, match="two different"):
+        RelationEncoder(model, tokenizer, None, norm=None, markers=("@", "@"))
+
+
+def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=12)
+    long = _inst("Marie Curie was born in the city of Warsaw on the Vistula river in Poland .", (0, 2), (8, 9))
+    with torch.no_grad():
+        vectors = encoder(encoder.mark([long], [(None, None)]))
+    assert encoder.pop_stats()["markers_cut"] == 1  # the tail marker lies beyond 12 tokens
+    hidden = model.config.hidden_size
+    text, _, _ = marked_text(long)
+    ids = tokenizer(text)["input_ids"]
+    truncated = torch.tensor([ids[:11] + ids[-1:]])  # what injection keeps: 11 body tokens, then </s>
+    with torch.no_grad():
+        first = model.base_model(input_ids=truncated).last_hidden_state[0, 0]
+    torch.testing.assert_close(vectors[0, hidden:], first, atol=1e-5, rtol=1e-4)

@@ -1,0 +1,105 @@
+"""Sampling: seeded, partition-independent top-N per entity, exact frequencies."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+
+import pytest
+
+from pelt.sampling import KEY_SEPARATOR, sample_mentions
+
+MENTIONS_DDL = (
+    "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
+)
+CAP = 3
+# "hot" has ~5 mentions per salt bucket, so the first stage really truncates.
+SIZES = {"hot": 300, "mid": 5, "rare": 1, "üñí code": 4}
+
+
+def mention_rows() -> list[tuple]:
+    rows = []
+    for entity, n in SIZES.items():
+        for i in range(n):
+            sentence = f"Sentence {i} about {entity}."
+            start = sentence.index(entity)
+            rows.append((f"doc{i % 17}", i, sentence, start, start + len(entity), entity, "anchor"))
+    return rows
+
+
+def python_sample(rows: list[tuple], seed: int, cap: int) -> set[tuple]:
+    """The documented ranking, recomputed with hashlib."""
+    by_entity = defaultdict(list)
+    for doc_id, sent_idx, sentence, start, end, entity, _ in rows:
+        key = hashlib.sha256(
+            KEY_SEPARATOR.join(map(str, (seed, doc_id, sent_idx, start, end, entity))).encode()
+        ).hexdigest()
+        by_entity[entity].append((key, doc_id, sent_idx, start, end, sentence))
+    chosen = set()
+    for entity, ranked in by_entity.items():
+        for _, doc_id, _, start, end, sentence in sorted(ranked)[:cap]:
+            chosen.add((entity, sentence, start, end, doc_id))
+    return chosen
+
+
+def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None):
+    mentions = tmp_path / f"{name}-mentions"
+    spark.createDataFrame(mention_rows(), MENTIONS_DDL).repartition(partitions).write.parquet(str(mentions))
+    counts = sample_mentions(
+        spark,
+        str(mentions),
+        str(tmp_path / f"{name}-samples"),
+        str(tmp_path / f"{name}-freq"),
+        wanted=wanted,
+        max_per_entity=CAP,
+        seed=seed,
+    )
+    samples = [tuple(row) for row in spark.read.parquet(str(tmp_path / f"{name}-samples")).collect()]
+    frequencies = {
+        row["entity_id"]: row["frequency"]
+        for row in spark.read.parquet(str(tmp_path / f"{name}-freq")).collect()
+    }
+    return counts, samples, frequencies
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("sampling")
+    return run(spark, tmp_path, "one", 1, 42), run(spark, tmp_path, "seven", 7, 42), tmp_path
+
+
+def test_same_seed_same_sample_whatever_the_partitioning(runs):
+    (_, one, _), (_, seven, _), _ = runs
+    assert sorted(one) == sorted(seven)
+
+
+def test_sample_matches_the_documented_ranking_and_cap(runs):
+    (counts, samples, _), _, _ = runs
+    assert set(samples) == python_sample(mention_rows(), 42, CAP)
+    assert len(samples) == len(set(samples))
+    assert Counter(row[0] for row in samples) == {e: min(n, CAP) for e, n in SIZES.items()}
+    assert counts["samples"] == sum(min(n, CAP) for n in SIZES.values())
+    assert counts["entities_capped"] == 3
+
+
+def test_frequencies_count_all_mentions_before_sampling(spark, runs):
+    (_, _, frequencies), _, tmp_path = runs
+    assert frequencies == SIZES
+    schema = spark.read.parquet(str(tmp_path / "one-freq")).schema
+    assert [(f.name, f.dataType.simpleString()) for f in schema.fields] == [
+        ("entity_id", "string"),
+        ("frequency", "bigint"),
+    ]
+    schema = spark.read.parquet(str(tmp_path / "one-samples")).schema
+    assert [f.name for f in schema.fields] == ["entity_id", "sentence", "start", "end", "doc_id"]
+
+
+def test_wanted_entities_and_another_seed(spark, runs):
+    (_, samples42, _), _, tmp_path = runs
+    counts, samples, frequencies = run(spark, tmp_path, "wanted", 3, 7, wanted=["hot", "ghost"])
+    assert frequencies == {"hot": SIZES["hot"], "ghost": 0}
+    assert {row[0] for row in samples} == {"hot"}
+    assert set(samples) == {row for row in python_sample(mention_rows(), 7, CAP) if row[0] == "hot"}
+    assert set(samples) != {row for row in samples42 if row[0] == "hot"}
+    assert counts["wanted_without_mentions"] == 1
+    assert counts["mentions_wanted"] == SIZES["hot"]

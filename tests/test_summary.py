@@ -1,0 +1,176 @@
+"""Summaries lay out the per-run JSON numbers in the paper's layout: LAMA one row per (model, variant); FewRel,
+Wiki80 aggregated over seeds beside the paper's numbers; the norm sweep one row per model."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pelt.eval.summary import (
+    PAPER_NORMS,
+    PAPER_RESULTS,
+    paper_model,
+    write_fewrel_summary,
+    write_lama_summary,
+    write_norm_sweep_summary,
+    write_wiki80_summary,
+)
+
+
+def _result(path: Path, model: str, variant: str, macro: float, micro: float, buckets: dict | None) -> str:
+    path.write_text(json.dumps({
+        "task": "lama", "model": model, "variant": variant, "norm": 7.0 if variant == "pelt" else None,
+        "macro_p_at_1": macro, "micro_p_at_1": micro, "per_relation": {}, "buckets": buckets,
+        "counts": {"facts_evaluated": 80, "injected": 60 if variant == "pelt" else 0},
+    }))
+    return str(path)
+
+
+def test_rows_and_markdown(tmp_path: Path):
+    buckets = {"[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.2}, "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None}}
+    files = [
+        _result(tmp_path / "b.json", "demo", "pelt", 0.5, 0.45, buckets),
+        _result(tmp_path / "a.json", "demo", "baseline", 0.25, 0.2, buckets),
+        _result(tmp_path / "c.json", "bert-base", "baseline", 0.125, 0.1, None),
+    ]
+    out_csv, out_md = tmp_path / "s.csv", tmp_path / "s.md"
+    write_lama_summary(files, out_csv, out_md)
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [(r["model"], r["variant"]) for r in rows] == [("bert-base", "baseline"), ("demo", "baseline"), ("demo", "pelt")]
+    assert float(rows[2]["macro_p_at_1"]) == 0.5 and float(rows[2]["micro_p_at_1"]) == 0.45
+    assert rows[2]["injected"] == "60" and rows[2]["norm"] == "7.0"
+    assert rows[1]["p_at_1 [0,10)"] == "0.2" and rows[1]["facts [0,10)"] == "30"
+    assert rows[0]["p_at_1 [0,10)"] == ""  # no frequencies for that run: left empty, not zero
+    md = out_md.read_text().splitlines()
+    table = [line for line in md if line.startswith("|")]
+    assert len(table) == 2 + 3
+    assert "| `demo` | pelt | 7 | 80 | 60 | 50.0 | 45.0 | 20.0 (30) | – (0) |" in table
+
+
+def test_rejects_duplicates_and_non_results(tmp_path: Path):
+    a = _result(tmp_path / "a.json", "demo", "pelt", 0.5, 0.5, None)
+    b = _result(tmp_path / "b.json", "demo", "pelt", 0.4, 0.4, None)
+    with pytest.raises(ValueError, match="two LAMA results"):
+        write_lama_summary([a, b], tmp_path / "s.csv", tmp_path / "s.md")
+    (tmp_path / "x.json").write_text(json.dumps({"model": "demo"}))
+    with pytest.raises(ValueError, match="not a LAMA result"):
+        write_lama_summary([str(tmp_path / "x.json")], tmp_path / "s.csv", tmp_path / "s.md")
+
+
+def _run_json(path: Path, **fields) -> str:
+    path.write_text(json.dumps(fields))
+    return str(path)
+
+
+def _fewrel(tmp_path: Path, dataset: str, model: str, variant: str, setting: str, seed: int, accuracy: float) -> str:
+    return _run_json(tmp_path / f"{dataset}-{os.path.basename(model)}-{variant}-{setting}-{seed}.json", task="fewrel",
+                     dataset=dataset, model=model, variant=variant, setting=setting, seed=seed, accuracy=accuracy,
+                     n=1000)
+
+
+def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
+    files = [_fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", seed, acc)
+             for seed, acc in [(42, 0.90), (43, 0.92), (44, 0.94)]]
+    files += [_fewrel(tmp_path, "fewrel1", "roberta-base", "baseline", "5-1", 42, 0.88),
+              _fewrel(tmp_path, "fewrel2", "roberta-base", "pelt", "10-5", 42, 0.80),
+              _fewrel(tmp_path, "fewrel1", "/models/demo", "pelt", "5-1", 42, 0.5),
+              _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "10-1", 42, 0.8)]
+    out_csv, out_md = tmp_path / "f.csv", tmp_path / "f.md"
+    write_fewrel_summary(files, out_csv, out_md)
+    rows = {(r["benchmark"], r["model"], r["variant"], r["setting"]): r for r in csv.DictReader(out_csv.open())}
+    assert len(rows) == 5
+    pelt = rows[("fewrel1", "roberta-base", "pelt", "5-1")]
+    assert pelt["n_seeds"] == "3" and pelt["seeds"] == "42 43 44"
+    assert float(pelt["accuracy_mean"]) == pytest.approx(0.92) and float(pelt["accuracy_std"]) == pytest.approx(0.02)
+    assert float(pelt["paper_mean"]) == pytest.approx(0.927) and float(pelt["paper_std"]) == pytest.approx(0.003)
+    assert rows[("fewrel1", "roberta-base", "baseline", "5-1")]["accuracy_std"] == ""  # one seed: no std
+    assert float(rows[("fewrel2", "roberta-base", "pelt", "10-5")]["paper_mean"]) == pytest.approx(0.856)
+    assert rows[("fewrel1", "/models/demo", "pelt", "5-1")]["paper_mean"] == ""  # not the paper's model
+    table = [line for line in out_md.read_text().splitlines() if line.startswith("|")]
+    assert table[0] == "| Model | Variant | FewRel 1.0 5-1 | FewRel 1.0 10-1 | FewRel 2.0 10-5 |"
+    assert "| `roberta-base` | pelt | 92.0 ± 2.0 | 80.0 | 80.0 |" in table
+    assert "| paper (Ye et al. 2022) | pelt | 92.7 ± 0.3 | 87.5 ± 0.3 | 85.6 ± 0.2 |" in table
+    assert "| `roberta-base` | baseline | 88.0 | – | – |" in table
+    assert "| paper (Ye et al. 2022) | baseline | 90.4 ± 0.3 | – | – |" in table
+    assert "| `/models/demo` | pelt | 50.0 | – | – |" in table and len(table) == 2 + 5
+
+
+def test_fewrel_summary_rejects_repeated_seeds_and_other_tasks(tmp_path: Path):
+    a = _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", 42, 0.9)
+    b = _run_json(tmp_path / "b.json", task="fewrel", dataset="fewrel1", model="roberta-base", variant="pelt",
+                  setting="5-1", seed=42, accuracy=0.8, n=1000)
+    with pytest.raises(ValueError, match="same seed"):
+        write_fewrel_summary([a, b], tmp_path / "s.csv", tmp_path / "s.md")
+    wiki = _run_json(tmp_path / "w.json", task="wiki80", model="m", variant="pelt", setting="1%", seed=1,
+                     accuracy=0.5, n=10, eval_file="dev.jsonl")
+    with pytest.raises(ValueError, match="not a fewrel result"):
+        write_fewrel_summary([wiki], tmp_path / "s.csv", tmp_path / "s.md")
+
+
+def test_wiki80_summary(tmp_path: Path):
+    files = [_run_json(tmp_path / f"{v}{s}{seed}.json", task="wiki80", model="FacebookAI/roberta-base", variant=v,
+                       setting=s, seed=seed, accuracy=acc, n=5600, eval_file="/data/wiki80/dev.jsonl")
+             for v, s, seed, acc in [("baseline", "100%", 42, 0.9), ("baseline", "100%", 43, 0.92),
+                                     ("pelt", "1%", 42, 0.6), ("pelt", "10%", 42, 0.85)]]
+    out_csv, out_md = tmp_path / "w.csv", tmp_path / "w.md"
+    write_wiki80_summary(files, out_csv, out_md)
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [(r["variant"], r["setting"]) for r in rows] == [("baseline", "100%"), ("pelt", "1%"), ("pelt", "10%")]
+    assert float(rows[0]["paper_mean"]) == pytest.approx(0.917) and float(rows[1]["paper_mean"]) == pytest.approx(0.656)
+    text = out_md.read_text()
+    assert "evaluated on dev.jsonl (the paper: test.jsonl)" in text
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table[0] == "| Model | Variant | Wiki80 1% | Wiki80 10% | Wiki80 100% |"
+    assert "| `FacebookAI/roberta-base` | baseline | – | – | 91.0 ± 1.4 |" in table
+    assert "| paper (Ye et al. 2022) | pelt | 65.6 ± 1.0 | 88.3 ± 0.3 | – |" in table
+
+
+def _sweep(path: Path, model: str, scores: dict[float, float], chosen: float) -> str:
+    return _run_json(path, task="lama_norm_sweep", model=model, chosen_norm=chosen,
+                     baseline={"macro_p_at_1": 0.2, "micro_p_at_1": 0.25, "facts_evaluated": 80},
+                     norms=[{"norm": n, "macro_p_at_1": p, "micro_p_at_1": p, "facts_evaluated": 80, "injected": 60}
+                            for n, p in scores.items()])
+
+
+def test_norm_sweep_summary(tmp_path: Path):
+    files = [_sweep(tmp_path / "a.json", "bert-base-uncased", {1.0: 0.3, 2.0: 0.35, 3.0: 0.35}, 2.0),
+             _sweep(tmp_path / "b.json", "demo", {1.0: 0.1, 2.0: 0.05}, 1.0)]
+    out_csv, out_md = tmp_path / "n.csv", tmp_path / "n.md"
+    write_norm_sweep_summary(files, out_csv, out_md)
+    rows = list(csv.DictReader(out_csv.open()))
+    assert len(rows) == 4 + 3  # a baseline row per model, then one row per L
+    bert = [r for r in rows if r["model"] == "bert-base-uncased"]
+    assert bert[0]["norm"] == "" and bert[0]["macro_p_at_1"] == "0.2"
+    assert [r["chosen"] for r in bert[1:]] == ["False", "True", "False"] and bert[1]["paper_norm"] == "10.0"
+    table = [line for line in out_md.read_text().splitlines() if line.startswith("|")]
+    assert table[0] == "| Model | Baseline | L=1 | L=2 | L=3 | Chosen L | Paper's L |"
+    assert "| `bert-base-uncased` | 20.0 | 30.0 | 35.0 | 35.0 | 2 | 10 |" in table
+    assert "| `demo` | 20.0 | 10.0 | 5.0 | – | 1 | – |" in table
+    with pytest.raises(ValueError, match="two norm sweeps"):
+        write_norm_sweep_summary([files[0], files[0]], out_csv, out_md)
+
+
+@pytest.mark.parametrize(
+    "model,expected",
+    [("roberta-base", "roberta-base"), ("FacebookAI/roberta-base", "roberta-base"), ("/models/bart-base/", "bart-base"),
+     ("roberta-large", None)],
+)
+def test_paper_model(model, expected):
+    assert paper_model(model) == expected
+
+
+def test_paper_results_hold_the_papers_own_rows():
+    assert set(PAPER_RESULTS) == {"fewrel1", "fewrel2", "wiki80", "lama", "lama_frequency"}
+    for benchmark, rows in PAPER_RESULTS.items():
+        assert {variant for _, variant in rows} == {"baseline", "pelt"}
+        for (model, _), settings in rows.items():
+            assert model in PAPER_NORMS and all(0 < mean < 100 for mean, _ in settings.values())
+    # PELT beats the vanilla model in every FewRel and Wiki80 setting of the paper
+    for benchmark in ("fewrel1", "fewrel2", "wiki80"):
+        base = PAPER_RESULTS[benchmark][("roberta-base", "baseline")]
+        pelt = PAPER_RESULTS[benchmark][("roberta-base", "pelt")]
+        assert set(base) == set(pelt) and all(pelt[s][0] > base[s][0] for s in base)

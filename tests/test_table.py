@@ -1,0 +1,154 @@
+"""EntityTable: the Parquet contract, memory-mapped lookup, model checks and exact merging."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import pelt.table
+from pelt.models import load_masked_lm
+from pelt.table import EntityTable, merge_tables, sidecar_path, write_table
+
+H = 8
+META = {
+    "model": "some/model",
+    "revision": "abc123",
+    "model_type": "roberta",
+    "hidden_size": H,
+    "representation": "lm_head.dense>gelu>lm_head.layer_norm at the mask",
+    "max_seq_len": 128,
+    "norm": 7.0,
+}
+IDS = ["Warsaw", "Paris", "Zürich", "Star Trek: Voyager", "Ada_Lovelace"]
+
+
+@pytest.fixture
+def sums() -> np.ndarray:
+    return np.random.default_rng(0).normal(size=(len(IDS), H)).astype(np.float32)
+
+
+@pytest.fixture
+def table_path(tmp_path, sums):
+    path = tmp_path / "table.parquet"
+    write_table(path, IDS, sums, [1, 2, 3, 4, 5], [10, 20, 30, 40, 50], META)
+    return path
+
+
+def test_parquet_follows_the_contract(table_path, sums):
+    table = pq.read_table(table_path)
+    assert table.schema.names == ["entity_id", "n_sentences", "frequency", "vector_sum"]
+    assert table.schema.field("vector_sum").type == pa.list_(pa.float32(), H)
+    assert table.schema.field("n_sentences").type == pa.int64() == table.schema.field("frequency").type
+    assert table.column("entity_id").to_pylist() == sorted(IDS)
+    assert json.loads(table.schema.metadata[b"pelt"]) == META
+    row = table.to_pylist()[sorted(IDS).index("Paris")]
+    assert (row["n_sentences"], row["frequency"]) == (2, 20)
+    np.testing.assert_array_equal(np.array(row["vector_sum"], np.float32), sums[1])
+
+
+def test_lookup_contains_len_metadata(table_path, sums):
+    table = EntityTable.open(table_path)
+    assert len(table) == 5 and table.hidden_size == H and table.metadata == META
+    assert "Zürich" in table and "Star Trek: Voyager" in table and "Zurich" not in table and 3 not in table
+    assert list(table.ids()) == sorted(IDS)
+    np.testing.assert_array_equal(table.vector_sums(["Zürich", "Warsaw"]), sums[[2, 0]])
+    assert [c.tolist() for c in table.counts(["Ada_Lovelace"])] == [[5], [50]]
+    e = table.lookup(["Paris", "Paris", "Warsaw"])
+    assert e.dtype == np.float32 and e.shape == (3, H)
+    np.testing.assert_allclose(np.linalg.norm(e, axis=1), 7.0, rtol=1e-6)
+    np.testing.assert_allclose(e[0], 7.0 * sums[1] / np.linalg.norm(sums[1]), rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(table.lookup(["Paris"], norm=3.0)), 3.0, rtol=1e-6)
+    with pytest.raises(KeyError, match=r"2 entities not in table .*\['nope', 'Nope'\]"):
+        table.lookup(["Paris", "nope", "Nope"])
+    zero = table.lookup(["nope", "Paris"], missing="zero")
+    assert not zero[0].any() and np.allclose(zero[1], e[0])
+
+
+def test_lookup_reads_the_sidecar_across_record_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr(pelt.table, "_CHUNK_ROWS", 3)  # several batches and row groups
+    ids = [f"E{i:03d}" for i in range(10)][::-1]
+    vectors = np.arange(10 * H, dtype=np.float32).reshape(10, H) + 1
+    write_table(tmp_path / "t.parquet", ids, vectors, range(10), range(10), META)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    assert len(table._batches) == 4 and pq.ParquetFile(tmp_path / "t.parquet").num_row_groups == 4
+    assert all(i in table for i in ids) and "E010" not in table and "E" not in table
+    np.testing.assert_array_equal(table.vector_sums(["E000", "E005", "E009"]), vectors[[9, 4, 0]])
+
+
+def test_sidecar_is_rebuilt_when_missing_or_stale(table_path, tmp_path, sums, monkeypatch):
+    sidecar_path(table_path).unlink()
+    assert EntityTable.open(table_path).vector_sums(["Paris"]).tolist() == [sums[1].tolist()]
+    assert sidecar_path(table_path).exists()
+    # a newer table written elsewhere and copied over this one: the old sidecar must not be used
+    write_table(tmp_path / "new" / "table.parquet", ["Paris"], np.ones((1, H)), [1], [1], META)
+    shutil.copy(tmp_path / "new" / "table.parquet", table_path)
+    assert list(EntityTable.open(table_path).ids()) == ["Paris"]
+    # a directory where no sidecar can be written: one in the temp dir is used
+    monkeypatch.setattr(pelt.table, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
+    monkeypatch.setattr(pelt.table.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    table = EntityTable.open(table_path)
+    assert list(table.ids()) == ["Paris"] and len(os.listdir(tmp_path / "tmp" / "pelt-tables")) == 1
+
+
+def test_write_table_rejects_bad_input(tmp_path, sums):
+    path = tmp_path / "t.parquet"
+    with pytest.raises(ValueError, match="not strictly increasing"):
+        write_table(path, ["a", "b", "a", "c", "d"], sums, [1] * 5, [1] * 5, META)
+    with pytest.raises(ValueError, match="lacks \\['norm'\\]"):
+        write_table(path, IDS, sums, [1] * 5, [1] * 5, {k: v for k, v in META.items() if k != "norm"})
+    with pytest.raises(ValueError, match="hidden_size 8 != vector width 4"):
+        write_table(path, IDS, sums[:, :4], [1] * 5, [1] * 5, META)
+    with pytest.raises(ValueError, match="do not line up"):
+        write_table(path, IDS[:4], sums, [1] * 5, [1] * 5, META)
+    bad = sums.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        write_table(path, IDS, bad, [1] * 5, [1] * 5, META)
+    assert not path.exists() and not sidecar_path(path).exists()
+    pq.write_table(pa.table({"entity_id": ["a"]}), path)
+    with pytest.raises(ValueError, match="not a pelt entity table"):
+        EntityTable.open(path)
+    with pytest.raises(FileNotFoundError):
+        EntityTable.open(tmp_path / "absent.parquet")
+
+
+def test_merge_adds_sums_and_counts(tmp_path, sums):
+    write_table(tmp_path / "a.parquet", IDS[:3], sums[:3], [1, 2, 3], [10, 20, 30], META)
+    write_table(tmp_path / "b.parquet", IDS[1:], sums[1:] * 2, [4, 5, 6, 7], [20, 30, 40, 50], META)
+    merged = merge_tables([tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "m" / "table.parquet")
+    assert list(merged.ids()) == sorted(IDS) and merged.metadata == META
+    expected = np.stack([sums[0], sums[1] + 2 * sums[1], sums[2] + 2 * sums[2], 2 * sums[3], 2 * sums[4]])
+    np.testing.assert_array_equal(merged.vector_sums(IDS), expected)  # one float32 rounding of an exact sum
+    assert merged.counts(IDS)[0].tolist() == [1, 2 + 4, 3 + 5, 6, 7]
+    assert merged.counts(IDS)[1].tolist() == [10, 20, 30, 40, 50]  # shards carry the same frequency: max
+    summed = EntityTable.open(tmp_path / "a.parquet").merge(
+        tmp_path / "b.parquet", out_path=tmp_path / "s.parquet", frequency="sum"
+    )
+    assert summed.counts(["Paris", "Warsaw"])[1].tolist() == [40, 10]
+    other = dict(META, max_seq_len=64)
+    write_table(tmp_path / "c.parquet", ["x"], sums[:1], [1], [1], other)
+    with pytest.raises(ValueError, match="max_seq_len differs"):
+        merge_tables([tmp_path / "a.parquet", tmp_path / "c.parquet"], tmp_path / "bad.parquet")
+
+
+def test_check_model(tiny_model_dirs, tmp_path, monkeypatch):  # noqa: F811
+    model, _ = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    h = model.config.hidden_size
+    meta = dict(META, model=str(tiny_model_dirs["roberta"]), hidden_size=h)
+    write_table(tmp_path / "ok.parquet", ["a"], np.ones((1, h)), [1], [1], meta)
+    EntityTable.open(tmp_path / "ok.parquet").check_model(model)
+    monkeypatch.chdir(tiny_model_dirs["roberta"].parent)
+    write_table(tmp_path / "rel.parquet", ["a"], np.ones((1, h)), [1], [1], dict(meta, model="./roberta"))
+    EntityTable.open(tmp_path / "rel.parquet").check_model(model)  # same directory, spelled differently
+    write_table(tmp_path / "name.parquet", ["a"], np.ones((1, h)), [1], [1], dict(meta, model="roberta-base"))
+    with pytest.raises(ValueError, match="built for model 'roberta-base'"):
+        EntityTable.open(tmp_path / "name.parquet").check_model(model)
+    write_table(tmp_path / "h.parquet", ["a"], np.ones((1, H)), [1], [1], dict(meta, hidden_size=H))
+    with pytest.raises(ValueError, match=f"H={H} vectors .* hidden size {h}"):
+        EntityTable.open(tmp_path / "h.parquet").check_model(model)

@@ -1,0 +1,96 @@
+"""Task entities: every (name, QID) the configured tasks mention, read from the real file layouts."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from pelt.tasks import task_entities
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+
+
+def _demo_tasks() -> dict:
+    return {
+        "lama": {"domain": "wikipedia", "relations": str(DEMO / "lama/relations.jsonl"),
+                 "common_vocab": str(DEMO / "lama/common_vocab_cased.txt"), "facts": [str(DEMO / "lama/TREx/*.jsonl")]},
+        "fewrel": {"domain": "wikipedia", "val": str(DEMO / "fewrel/val_wiki.json")},
+        "wiki80": {"domain": "wikipedia", "train": str(DEMO / "wiki80/train.jsonl"), "dev": str(DEMO / "wiki80/dev.jsonl")},
+        "fewrel2": {"kind": "fewrel", "domain": "biomed", "val": str(DEMO / "fewrel/val_pubmed.json")},
+    }
+
+
+def test_demo_lama_subjects_only():
+    tasks = {"lama": _demo_tasks()["lama"]}
+    entities = task_entities(tasks, "wikipedia")
+    # 18 people, 5 countries, 4 bands, 6 companies; objects are never task entities.
+    assert len(entities) == 33
+    assert ("Aldric Venn", "Q990000101") in entities and ("Kell Motor Company", "Q990000302") in entities
+    assert not any(name == "Corvel" for name, _ in entities)
+    assert entities == sorted(entities)
+
+
+def test_demo_all_tasks_per_domain():
+    wiki = task_entities(_demo_tasks(), "wikipedia")
+    biomed = task_entities(_demo_tasks(), "biomed")
+    # FewRel/Wiki80 add lowercased head/tail names (e.g. cities and instruments) to the LAMA subjects.
+    assert ("corvel", "Q990000022") in wiki and ("piano", "Q990000401") in wiki
+    assert ("Aldric Venn", "Q990000101") in wiki and ("aldric venn", "Q990000101") in wiki
+    assert len(wiki) == len(set(wiki)) == 76
+    assert ("metformin", "C9900001") in biomed and len(biomed) == 37
+    assert not set(wiki) & set(biomed)
+    assert task_entities(_demo_tasks(), "nowhere") == []
+
+
+def test_real_lama_formats(shared_data: Path):
+    lama = shared_data / "lama"
+    trex = task_entities({"lama": {"domain": "w", "facts": [str(lama / "TREx/*.jsonl")]}}, "w")
+    assert len(trex) == 21531 and all(qid and qid.startswith("Q") for _, qid in trex)
+    google = task_entities({"lama": {"domain": "w", "facts": [str(lama / "Google_RE/*.jsonl")]}}, "w")
+    assert len(google) == 5467 and sum(qid is None for _, qid in google) == 3340  # sub_w is often null
+    pararel = task_entities({"lama": {"domain": "w", "facts": str(lama / "TREx_pararel_subset_for_missing/*.jsonl")}}, "w")
+    assert len(pararel) == 7139 and all(qid is None for _, qid in pararel)
+    everything = task_entities(
+        {"lama": {"domain": "w", "facts": [str(lama / d / "*.jsonl") for d in ("TREx", "Google_RE", "TREx_pararel_subset_for_missing")]}},
+        "w",
+    )
+    assert len(everything) == 34102
+
+
+def test_real_fewrel_and_wiki80(shared_data: Path):
+    tasks = {
+        "fewrel": {"domain": "w", "val": str(shared_data / "fewrel/val_wiki.json")},
+        "fewrel2": {"kind": "fewrel", "domain": "b", "test": str(shared_data / "fewrel/val_pubmed.json")},
+        "wiki80": {"domain": "x", "dev": str(shared_data / "wiki80/dev.jsonl")},
+    }
+    assert len(task_entities(tasks, "w")) == 16070
+    assert len(task_entities(tasks, "b")) == 1377
+    wiki80 = task_entities(tasks, "x")
+    assert len(wiki80) == 9592 and ("madison", "Q1913353") in wiki80
+
+
+def test_bad_records_are_skipped_and_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    facts = tmp_path / "P1.jsonl"
+    facts.write_text("\n".join(json.dumps(r) for r in [
+        {"sub_label": "A", "sub_uri": "Q1", "obj_label": "x"},
+        {"sub_uri": "Q2", "obj_label": "y"},
+        {"sub_label": "  ", "obj_label": "z"},
+        {"sub_label": "A", "sub_uri": "Q1", "obj_label": "w"},
+    ]) + "\n\n")
+    with caplog.at_level(logging.WARNING, logger="pelt.tasks"):
+        assert task_entities({"lama": {"domain": "w", "facts": [str(facts)]}}, "w") == [("A", "Q1")]
+    assert "skipped 2 records" in caplog.text
+
+
+def test_config_errors(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="tasks.lama.facts"):
+        task_entities({"lama": {"domain": "w", "facts": [str(tmp_path / "none*.jsonl")]}}, "w")
+    with pytest.raises(ValueError, match="unknown task kind"):
+        task_entities({"squad": {"domain": "w", "files": []}}, "w")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"sub_label": "A"}\n{not json\n')
+    with pytest.raises(ValueError, match="broken.jsonl:2"):
+        task_entities({"lama": {"domain": "w", "facts": [str(broken)]}}, "w")

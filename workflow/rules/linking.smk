@@ -1,0 +1,23 @@
+# Linking stage (Spark): sentences, anchors resolved through redirects, the paper's heuristic.
+
+
+rule link_wikipedia:
+    input:
+        documents="results/corpus/{domain}/documents",
+        pages="results/corpus/{domain}/pages",
+    output:
+        aliases=directory("results/linking/{domain}/aliases"),
+        mentions=directory("results/linking/{domain}/mentions"),
+    log:
+        "logs/linking/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("wikipedia"),
+    conda:
+        "../../envs/spark.yaml"
+    threads: config["spark"]["threads"]
+    params:
+        spark=spark_params(),
+        heuristic=config["linking"]["heuristic"],
+        max_iterations=config["linking"]["max_iterations"],
+    script:
+        "../scripts/link_wikipedia.py"

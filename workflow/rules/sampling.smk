@@ -1,0 +1,41 @@
+# Sampling stage (Spark): the task entities, then at most N mentions per entity.
+
+
+rule task_entities:
+    input:
+        aliases="results/linking/{domain}/aliases",
+        pages="results/corpus/{domain}/pages",
+        tasks=task_files,
+    output:
+        "results/samples/{domain}/task_entities.parquet",
+    log:
+        "logs/samples/{domain}/task_entities.log",
+    conda:
+        "../../envs/spark.yaml"
+    threads: config["spark"]["threads"]
+    params:
+        spark=spark_params(),
+        tasks=lambda wildcards: tasks_of_domain(wildcards.domain),
+    script:
+        "../scripts/task_entities.py"
+
+
+rule sample_mentions:
+    input:
+        mentions="results/linking/{domain}/mentions",
+        task_entities="results/samples/{domain}/task_entities.parquet",
+    output:
+        samples=directory("results/samples/{domain}/sentences"),
+        frequencies=directory("results/samples/{domain}/frequencies"),
+    log:
+        "logs/samples/{domain}/sample.log",
+    conda:
+        "../../envs/spark.yaml"
+    threads: config["spark"]["threads"]
+    params:
+        spark=spark_params(),
+        on_demand=config["sampling"]["entities"] == "on_demand",
+        max_per_entity=config["sampling"]["max_sentences_per_entity"],
+        seed=config["sampling"]["seed"],
+    script:
+        "../scripts/sample_mentions.py"

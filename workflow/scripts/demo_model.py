@@ -1,0 +1,9 @@
+"""Snakemake job: train the small demo RoBERTa (tokenizer + masked LM) on the demo corpus."""
+
+from pelt.logs import redirect_to_log
+
+redirect_to_log(snakemake.log[0])
+
+from pelt.demo_model import train_demo_model
+
+train_demo_model(snakemake.input.documents, snakemake.output[0], **snakemake.params.settings)

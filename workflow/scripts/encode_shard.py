@@ -1,0 +1,17 @@
+"""Snakemake job: encode one shard of the sampled sentences into a partial entity table."""
+
+from pelt.logs import redirect_to_log
+
+redirect_to_log(snakemake.log[0])
+
+from pelt.encoding import encode_samples
+
+encode_samples(
+    snakemake.input.samples,
+    snakemake.params.model,
+    snakemake.output[0],
+    frequencies_path=snakemake.input.frequencies,
+    norm=snakemake.params.norm,
+    shard=(int(snakemake.wildcards.shard), int(snakemake.wildcards.n_shards)),
+    **snakemake.params.settings,
+)

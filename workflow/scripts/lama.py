@@ -1,0 +1,23 @@
+"""Snakemake job: LAMA P@1 of a model, without (baseline) or with (pelt) its entity table."""
+
+from pelt.logs import redirect_to_log
+
+redirect_to_log(snakemake.log[0])
+
+from pelt.eval.lama import run_lama
+
+task = snakemake.params.task
+run_lama(
+    snakemake.params.model,
+    list(snakemake.input.facts),
+    snakemake.input.relations,
+    snakemake.input.common_vocab,
+    snakemake.output.result,
+    snakemake.output.predictions,
+    table_path=snakemake.input.table,
+    task_entities_path=snakemake.input.task_entities,
+    norm=snakemake.params.norm,
+    variant=snakemake.wildcards.variant,
+    batch_size=task["batch_size"],
+    max_length=task["max_length"],
+)
