@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from pelt.entities import resolve_task_entities, resolved_entity_ids
+from pelt.entities import name_task_entities, names_by_entity, resolve_task_entities, resolved_entity_ids
 
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
 PAGES = [
@@ -77,11 +77,14 @@ def test_resolution_rules_in_order(spark, tmp_path):
     }
 
 
-def test_corpus_without_pages_uses_qid_or_name(spark, tmp_path):
+def test_corpus_without_pages_uses_qid_or_name(tmp_path):
     out = tmp_path / "task_entities.parquet"
-    counts = resolve_task_entities(spark, [("aspirin", "Q18216"), ("IL-6", None)], "unused", None, str(out))
+    wanted = [("aspirin", "Q18216"), ("acetylsalicylic acid", "Q18216"), ("IL-6", None), ("IL-6", None)]
+    counts = name_task_entities(wanted, str(out))
     assert pq.read_table(out).to_pylist() == [
         {"name": "aspirin", "qid": "Q18216", "entity_id": "Q18216", "how": "string"},
+        {"name": "acetylsalicylic acid", "qid": "Q18216", "entity_id": "Q18216", "how": "string"},
         {"name": "IL-6", "qid": None, "entity_id": "IL-6", "how": "string"},
     ]
-    assert counts["how_string"] == 2
+    assert counts == {"wanted": 4, "duplicates": 1, "how_string": 3}
+    assert names_by_entity(str(out)) == {"IL-6": ["IL-6"], "Q18216": ["acetylsalicylic acid", "aspirin"]}

@@ -138,6 +138,24 @@ def test_demo_end_to_end(tmp_path):
     assert "baseline" in summary and "pelt" in summary
     assert (results / "eval" / "summary" / "lama.csv").read_text().count("\n") >= 3
 
+    sweep = json.loads((results / "eval" / "lama" / "demo" / "norm_sweep.json").read_text())
+    norms = config["tasks"]["lama"].get("norms", list(range(1, 11)))
+    assert [entry["norm"] for entry in sweep["norms"]] == norms
+    assert sweep["chosen_norm"] in norms
+    assert "demo" in (results / "eval" / "summary" / "norm_sweep.md").read_text()
+
     again = snakemake(tmp_path, "--cores", "2", "-n")
     assert again.returncode == 0, again.stderr
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
+    """A task on an S2ORC corpus: S2ORC parsing, task entities by name, string linking."""
+    config = write_config(tmp_path)
+    config["corpora"] = {"biomed": {"kind": "s2orc", "path": str(DEMO / "s2orc" / "demo.jsonl")}}
+    config["tasks"]["lama"]["domain"] = "biomed"
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n", "results/samples/biomed/sentences")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))}
+    assert jobs == {"corpus_s2orc", "task_entities_by_name", "link_strings", "sample_mentions"}, run.stdout

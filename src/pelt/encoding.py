@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import torch
 from tqdm.auto import tqdm
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.models import (
     default_norm,
@@ -77,6 +77,23 @@ def shard_of(entity_id: str, doc_id: str | None, sentence: str, start: int, n_sh
     """Stable shard of a mention: a hash of its identity, independent of file layout and of the process."""
     key = "\x1f".join((entity_id, doc_id or "", sentence, str(start))).encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % n_shards
+
+
+def tokenize_with_offsets(tokenizer: PreTrainedTokenizerBase, texts: list[str]) -> BatchEncoding:
+    """Token ids, character offsets and special-token flags of ``texts``, unpadded and untruncated.
+
+    Building the table and injecting it must cut text into tokens identically, or a mention would
+    map to different tokens in the two places; both go through here.
+    """
+    return tokenizer(
+        texts,
+        add_special_tokens=True,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        verbose=False,
+    )
 
 
 def mention_token_span(
@@ -162,15 +179,7 @@ class _Preparer:
             if not keep:  # the tokenizer rejects an empty batch
                 yield len(rows.sentences)
                 continue
-            encoded = self.tokenizer(
-                [rows.sentences[i] for i in keep],
-                add_special_tokens=True,
-                return_offsets_mapping=True,
-                return_special_tokens_mask=True,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-                verbose=False,
-            )
+            encoded = tokenize_with_offsets(self.tokenizer, [rows.sentences[i] for i in keep])
             prepared: list[tuple[list[int], int, int]] = []
             for j, i in enumerate(keep):
                 ids, special = encoded["input_ids"][j], encoded["special_tokens_mask"][j]

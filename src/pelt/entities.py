@@ -76,32 +76,37 @@ def resolve_task_entities(
     spark: SparkSession,
     wanted: list[tuple[str, str | None]],
     aliases_path: str,
-    pages_path: str | None,
+    pages_path: str,
     out_path: str,
 ) -> dict[str, int]:
-    """Write one Parquet file ``out_path`` (name, qid, entity_id, how) for the (name, qid) pairs.
-
-    With ``pages_path`` None (corpora without pages, e.g. S2ORC, linked by string matching) the
-    entity id is the QID when given, else the name, and ``how`` is ``string``.
-    """
+    """Write one Parquet file ``out_path`` (name, qid, entity_id, how) for the (name, qid) pairs."""
     unique = list(dict.fromkeys(wanted))
+    by_qid, by_title, by_alias = _lookups(spark, unique, aliases_path, pages_path)
     rows = []
-    if pages_path is None:
-        rows = [(name, qid, qid or name, "string") for name, qid in unique]
-    else:
-        by_qid, by_title, by_alias = _lookups(spark, unique, aliases_path, pages_path)
-        for name, qid in unique:
-            title = by_title.get(normalize_title(name))
-            if qid and qid in by_qid:
-                rows.append((name, qid, by_qid[qid], "qid"))
-            elif title is not None and title[1] == "article":
-                rows.append((name, qid, title[0], "title"))
-            elif title is not None and title[1] == "redirect":
-                rows.append((name, qid, title[0], "redirect"))
-            elif normalize_alias(name) in by_alias:
-                rows.append((name, qid, by_alias[normalize_alias(name)], "alias"))
-            else:
-                rows.append((name, qid, None, "missing"))
+    for name, qid in unique:
+        title = by_title.get(normalize_title(name))
+        if qid and qid in by_qid:
+            rows.append((name, qid, by_qid[qid], "qid"))
+        elif title is not None and title[1] == "article":
+            rows.append((name, qid, title[0], "title"))
+        elif title is not None and title[1] == "redirect":
+            rows.append((name, qid, title[0], "redirect"))
+        elif normalize_alias(name) in by_alias:
+            rows.append((name, qid, by_alias[normalize_alias(name)], "alias"))
+        else:
+            rows.append((name, qid, None, "missing"))
+    return _write_task_entities(rows, len(wanted), out_path)
+
+
+def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> dict[str, int]:
+    """The task-entities file of a corpus without pages (S2ORC): each entity is its own id (the
+    QID when given, else the name, ``how`` = ``string``), and string matching of its names in
+    the text (:func:`pelt.linking.link_by_string`) finds its mentions."""
+    unique = list(dict.fromkeys(wanted))
+    return _write_task_entities([(name, qid, qid or name, "string") for name, qid in unique], len(wanted), out_path)
+
+
+def _write_task_entities(rows: list[tuple], n_wanted: int, out_path: str) -> dict[str, int]:
     table = pa.Table.from_pylist(
         [dict(zip(TASK_ENTITIES_SCHEMA.names, row, strict=True)) for row in rows], schema=TASK_ENTITIES_SCHEMA
     )
@@ -109,11 +114,20 @@ def resolve_task_entities(
     partial_path = f"{out_path}.partial"
     pq.write_table(table, partial_path)
     os.replace(partial_path, out_path)  # a killed job leaves no file that looks complete
-    counts = {"wanted": len(wanted), "duplicates": len(wanted) - len(unique)}
+    counts = {"wanted": n_wanted, "duplicates": n_wanted - len(rows)}
     counts.update({f"how_{how}": n for how, n in sorted(Counter(row[3] for row in rows).items())})
     for key, value in counts.items():
-        log.info("resolve_task_entities: %s = %d", key, value)
+        log.info("task entities: %s = %d", key, value)
     return counts
+
+
+def names_by_entity(path: str) -> dict[str, list[str]]:
+    """entity_id -> the task names that resolved to it, for string matching."""
+    names: dict[str, list[str]] = {}
+    for row in pq.read_table(path, columns=["name", "entity_id"]).to_pylist():
+        if row["entity_id"] is not None:
+            names.setdefault(row["entity_id"], []).append(row["name"])
+    return {entity_id: sorted(set(entity_names)) for entity_id, entity_names in sorted(names.items())}
 
 
 def resolved_entity_ids(path: str) -> list[str]:

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pelt.encoding import mention_token_span
+from pelt.encoding import mention_token_span, tokenize_with_offsets
 from pelt.models import max_input_length
 from pelt.table import EntityTable
 
@@ -98,15 +98,7 @@ def inject(
         raise ValueError(f"inject: {len(texts)} texts but {len(mentions)} mention lists")
     limit = max_length or max_input_length(model)
     resolver = None if tables is None else _Resolver(tables, model)
-    encoded = tokenizer(
-        texts,
-        add_special_tokens=True,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-        verbose=False,
-    )
+    encoded = tokenize_with_offsets(tokenizer, texts)
     open_ids = tokenizer(" (", add_special_tokens=False)["input_ids"]
     close_ids = tokenizer(" )", add_special_tokens=False)["input_ids"]
     slot_id = tokenizer.unk_token_id

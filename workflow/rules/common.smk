@@ -77,10 +77,11 @@ def all_outputs():
             model=MODELS,
         )
     if "lama" in config["tasks"]:
-        outputs += [
-            "results/eval/summary/lama.csv",
-            "results/eval/summary/lama.md",
-        ]
+        outputs += expand(
+            "results/eval/summary/{summary}.{ext}",
+            summary=["lama", "norm_sweep"],
+            ext=["csv", "md"],
+        )
     return outputs
 
 

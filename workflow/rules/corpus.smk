@@ -19,3 +19,21 @@ rule corpus_wikipedia:
         spark=spark_params(),
     script:
         "../scripts/corpus_wikipedia.py"
+
+
+rule corpus_s2orc:
+    input:
+        corpus_files("path"),
+    output:
+        documents=directory("results/corpus/{domain}/documents"),
+    log:
+        "logs/corpus/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("s2orc"),
+    conda:
+        "../../envs/spark.yaml"
+    threads: config["spark"]["threads"]
+    params:
+        spark=spark_params(),
+    script:
+        "../scripts/corpus_s2orc.py"

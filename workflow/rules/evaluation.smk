@@ -41,3 +41,37 @@ rule lama_summary:
         "../../envs/torch.yaml"
     script:
         "../scripts/lama_summary.py"
+
+
+rule lama_norm_sweep:
+    input:
+        unpack(lama_inputs),
+    output:
+        "results/eval/lama/{model}/norm_sweep.json",
+    log:
+        "logs/eval/lama/{model}/norm_sweep.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        model=model_name_or_path,
+        task=config["tasks"].get("lama", {}),
+    script:
+        "../scripts/lama_norm_sweep.py"
+
+
+rule norm_sweep_summary:
+    input:
+        expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
+    output:
+        csv="results/eval/summary/norm_sweep.csv",
+        md="results/eval/summary/norm_sweep.md",
+    log:
+        "logs/eval/summary/norm_sweep.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/norm_sweep_summary.py"

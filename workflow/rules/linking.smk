@@ -21,3 +21,22 @@ rule link_wikipedia:
         max_iterations=config["linking"]["max_iterations"],
     script:
         "../scripts/link_wikipedia.py"
+
+
+rule link_strings:
+    input:
+        documents="results/corpus/{domain}/documents",
+        task_entities="results/samples/{domain}/task_entities.parquet",
+    output:
+        mentions=directory("results/linking/{domain}/mentions"),
+    log:
+        "logs/linking/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("s2orc"),
+    conda:
+        "../../envs/spark.yaml"
+    threads: config["spark"]["threads"]
+    params:
+        spark=spark_params(),
+    script:
+        "../scripts/link_strings.py"

@@ -20,6 +20,23 @@ rule task_entities:
         "../scripts/task_entities.py"
 
 
+rule task_entities_by_name:
+    input:
+        tasks=task_files,
+    output:
+        "results/samples/{domain}/task_entities.parquet",
+    log:
+        "logs/samples/{domain}/task_entities.log",
+    wildcard_constraints:
+        domain=domains_of_kind("s2orc"),
+    conda:
+        "../../envs/spark.yaml"
+    params:
+        tasks=lambda wildcards: tasks_of_domain(wildcards.domain),
+    script:
+        "../scripts/task_entities_by_name.py"
+
+
 rule sample_mentions:
     input:
         mentions="results/linking/{domain}/mentions",

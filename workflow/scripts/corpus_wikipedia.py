@@ -1,8 +1,8 @@
 """Snakemake job: a Wikipedia pages-articles dump -> documents and pages (Parquet)."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.corpus import build_wikipedia_corpus
 from pelt.spark import get_spark

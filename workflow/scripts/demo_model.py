@@ -1,8 +1,8 @@
 """Snakemake job: train the small demo RoBERTa (tokenizer + masked LM) on the demo corpus."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.demo_model import train_demo_model
 

@@ -1,8 +1,8 @@
 """Snakemake job: encode one shard of the sampled sentences into a partial entity table."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.encoding import encode_samples
 

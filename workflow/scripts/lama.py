@@ -1,8 +1,8 @@
 """Snakemake job: LAMA P@1 of a model, without (baseline) or with (pelt) its entity table."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.lama import run_lama
 

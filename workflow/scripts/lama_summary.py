@@ -1,8 +1,8 @@
 """Snakemake job: the LAMA results of every model and variant in one CSV and Markdown table."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.summary import write_lama_summary
 

@@ -1,8 +1,8 @@
 """Snakemake job: documents + pages -> aliases and sentence-level mentions (Parquet)."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking import link_wikipedia
 from pelt.spark import get_spark

@@ -1,8 +1,8 @@
 """Snakemake job: merge the shard tables of a model into its entity table (sums add)."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.table import merge_tables
 

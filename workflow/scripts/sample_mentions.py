@@ -1,8 +1,8 @@
 """Snakemake job: at most N mentions per wanted entity, by a seeded hash rank."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.entities import resolved_entity_ids
 from pelt.sampling import sample_mentions

@@ -1,8 +1,8 @@
 """Snakemake job: the entities the configured tasks need, resolved to the domain's entity ids."""
 
-from pelt.logs import redirect_to_log
+from pelt.logs import start_job
 
-redirect_to_log(snakemake.log[0])
+start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.entities import resolve_task_entities
 from pelt.spark import get_spark
