@@ -1,16 +1,25 @@
-"""Entity-table open and lookup on a synthetic N x H table (default 1M x 768, 3 GB of vectors).
+"""Entity-table open and lookup on a synthetic N x H table (default 1M x 768: 3 GB of float32 sums).
 
-Reports write time, open time and resident memory after opening (the table must not be read into
-RAM), and the time of lookups of random batches of ids, against reading the Parquet file whole
-(what a plain ``pq.read_table`` user would do; ``--skip-parquet-read`` when RAM is short).
+Writes the table (Parquet + its Arrow sidecar) to a temp dir, deleted afterwards, then reports the
+open time, the latency of :meth:`EntityTable.lookup` on batches of random ids (p50 / p95 over
+``--repeats`` batches) and the process's resident memory (``/proc/self/status``: VmRSS, split into
+RssAnon, memory the process owns, and RssFile, pages of mapped files, i.e. the page cache of the
+sidecar that lookups touched, which the kernel can drop at any time) before opening, after opening
+and after the lookups of each batch size, against the size of the files on disk.  Opening maps the
+sidecar and reads its footer only, so VmRSS must grow by megabytes, not by the table's size; lookups
+then map the pages they touch (the kernel maps up to 64 KiB around each page fault), so RssFile
+grows with the rows read, up to the sidecar's size, while RssAnon stays flat.  ``--parquet-read`` also
+times reading the Parquet file whole (what a plain ``pyarrow.parquet.read_table`` user would do) and
+the memory that takes.
 
-    python benchmarks/table_lookup.py --entities 1000000 --out results/benchmarks/table.json
+    python benchmarks/table_lookup.py --entities 1000000 --parquet-read --out results/benchmarks/table.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import tempfile
 import time
 from pathlib import Path
@@ -18,28 +27,61 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from pelt.table import EntityTable, write_table
+from pelt.table import EntityTable, sidecar_path, write_table
+
+RSS_FIELDS = ("VmRSS", "RssAnon", "RssFile")
 
 
-def rss_mb() -> float:
-    """Anonymous resident memory of this process (Linux).
-
-    Pages of the memory-mapped sidecar that lookups touch (and the kernel's read-ahead around them)
-    count as file-backed RSS: page cache the kernel drops under pressure, not memory the table holds.
-    """
+def rss_mb() -> dict[str, float]:
+    """VmRSS, RssAnon and RssFile of this process in MiB (Linux; psutil is not a dependency)."""
+    values = {}
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no RssAnon in /proc/self/status")
+        key, _, rest = line.partition(":")
+        if key in RSS_FIELDS:
+            values[key] = int(rest.split()[0]) / 1024  # reported in kB
+    missing = [k for k in RSS_FIELDS if k not in values]
+    if missing:
+        raise RuntimeError(f"/proc/self/status lacks {missing}")
+    return values
+
+
+def write_synthetic(path: Path, ids: list[str], hidden: int, rng: np.random.Generator) -> float:
+    """Write a table of random sums for ``ids``; returns seconds (generation included)."""
+    began = time.perf_counter()
+    sums = rng.standard_normal((len(ids), hidden), dtype=np.float32)
+    meta = {
+        "model": "synthetic",
+        "revision": "none",
+        "hidden_size": hidden,
+        "representation": "random",
+        "max_seq_len": 128,
+        "norm": 7.0,
+    }
+    write_table(path, ids, sums, np.ones(len(ids)), np.ones(len(ids)), meta)
+    return time.perf_counter() - began
+
+
+def latencies_ms(table: EntityTable, ids: list[str], batch: int, repeats: int, rng: np.random.Generator) -> dict:
+    """p50 / p95 / mean of ``lookup`` on ``repeats`` batches of ``batch`` random ids (one warm-up batch first)."""
+    queries = [[ids[i] for i in rng.integers(0, len(ids), batch)] for _ in range(repeats + 1)]
+    table.lookup(queries[0])
+    times = []
+    for query in queries[1:]:
+        began = time.perf_counter()
+        table.lookup(query)
+        times.append(1000 * (time.perf_counter() - began))
+    p50, p95 = np.percentile(times, [50, 95])
+    return {"p50": float(p50), "p95": float(p95), "mean": float(np.mean(times)), "repeats": repeats}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entities", type=int, default=1_000_000)
     parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--batches", nargs="+", type=int, default=[1, 64, 1000, 10_000])
-    parser.add_argument("--skip-parquet-read", action="store_true")
-    parser.add_argument("--dir", type=Path, help="where to write the table (default: a temp dir)")
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 32, 1024])
+    parser.add_argument("--repeats", type=int, default=200, help="timed batches per batch size")
+    parser.add_argument("--parquet-read", action="store_true", help="also read the Parquet file whole")
+    parser.add_argument("--dir", type=Path, help="where the temp dir goes (default: the system's)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -47,42 +89,40 @@ def main() -> None:
     ids = [f"Q{i}" for i in rng.permutation(args.entities)]
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "table.parquet"
-        began = time.perf_counter()
-        sums = rng.standard_normal((args.entities, args.hidden), dtype=np.float32)
-        meta = {
-            "model": "synthetic",
-            "revision": "none",
-            "hidden_size": args.hidden,
-            "representation": "random",
-            "max_seq_len": 128,
-            "norm": 7.0,
-        }
-        write_table(path, ids, sums, np.ones(args.entities), np.ones(args.entities), meta)
-        write_seconds = time.perf_counter() - began
-        del sums
-
-        rss_before = rss_mb()
+        write_seconds = write_synthetic(path, ids, args.hidden, rng)
+        rss = {"before_open": rss_mb()}
         began = time.perf_counter()
         table = EntityTable.open(path)
+        open_seconds = time.perf_counter() - began
+        rss["after_open"] = rss_mb()
+        lookup = {}
+        for n in args.batches:
+            lookup[str(n)] = latencies_ms(table, ids, n, args.repeats, rng)
+            rss[f"after_lookups_of_{n}"] = rss_mb()
         result = {
+            "machine": f"{platform.machine()}, Python {platform.python_version()}",
             "entities": args.entities,
             "hidden": args.hidden,
-            "table_bytes": path.stat().st_size,
+            "parquet_mb": path.stat().st_size / 2**20,
+            "sidecar_mb": sidecar_path(path).stat().st_size / 2**20,
             "write_seconds": write_seconds,
-            "open_seconds": time.perf_counter() - began,
-            "open_anon_rss_increase_mb": rss_mb() - rss_before,
-            "lookup_ms": {},
+            "open_seconds": open_seconds,
+            "lookup_ms": lookup,
+            "rss_mb": rss,
+            "vmrss_growth_open_mb": rss["after_open"]["VmRSS"] - rss["before_open"]["VmRSS"],
+            "rss_anon_growth_open_and_lookups_mb": rss[f"after_lookups_of_{args.batches[-1]}"]["RssAnon"]
+            - rss["before_open"]["RssAnon"],
         }
-        for n in args.batches:
-            query = [ids[i] for i in rng.integers(0, args.entities, n)]
+        del table
+        if args.parquet_read:
+            before = rss_mb()["VmRSS"]
             began = time.perf_counter()
-            table.lookup(query)
-            result["lookup_ms"][n] = 1000 * (time.perf_counter() - began)
-        result["anon_rss_after_lookups_mb"] = rss_mb() - rss_before
-        if not args.skip_parquet_read:
-            began = time.perf_counter()
-            pq.read_table(path)
-            result["parquet_read_all_seconds"] = time.perf_counter() - began
+            whole = pq.read_table(path)
+            result["parquet_read_all"] = {
+                "seconds": time.perf_counter() - began,
+                "vmrss_growth_mb": rss_mb()["VmRSS"] - before,
+            }
+            del whole
     print(json.dumps(result, indent=2))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
