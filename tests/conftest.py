@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-# Tiny random RoBERTa / BERT / BART masked LMs, built once per session (tests/tiny_models.py).
-pytest_plugins = ["tiny_models"]
+# Tiny random RoBERTa / BERT / BART masked LMs, built once per session (tests/tiny_models.py), and
+# the demo workflow run once per session (tests/demo_run.py).
+pytest_plugins = ["tiny_models", "demo_run"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

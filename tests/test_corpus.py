@@ -62,6 +62,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "skipped_wikitext_error": 0,
         "skipped_bad_page": 0,
         "skipped_dump_error": 0,
+        "files_with_bad_utf8": 0,
     }
     assert documents.count() == 106
     assert pages.count() == 205

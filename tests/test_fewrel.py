@@ -226,6 +226,26 @@ def test_run_fewrel_is_deterministic(tiny_model_dirs, data, tmp_path):  # noqa: 
     assert first["validation"]["history"][0]["train_loss"] > 0
 
 
+def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path):  # noqa: F811
+    model_dir = str(tiny_model_dirs["roberta"])
+    absent = [str(tmp_path / "absent.jsonl")]  # steps 0 must not read the training or validation files
+    args = dict(SMALL, steps=0)
+    result = run_fewrel(
+        model_dir, absent, absent, [data["test"]], str(tmp_path / "r.json"),
+        seed=3, variant="baseline", table_path=None, task_entities_path=None, norm=None, exclude=absent, **args,
+    )
+    assert result["validation"] == {"history": [], "best_step": 0, "best_accuracy": None, "episodes": 0}
+    assert result["data"]["validation_source"] == "none"
+    assert result["data"]["train_instances"] == result["data"]["validation_instances"] == 0
+    # the score is that of the unchanged pre-trained encoder on the seed's test episodes
+    model, tokenizer = load_masked_lm(model_dir, precision="fp32")
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=SMALL["max_length"])
+    test = read_instances([data["test"]])
+    episodes = sample_episodes(relation_pool(test, 2, 2, "t"), SMALL["test_episodes"], 2, 1, 1, seed=3, stream=2)
+    expected = episode_accuracy(encoder, encoder.mark(test, resolve_instances(test, None)), episodes, 64, "t")
+    assert result["accuracy"] == expected and result["n"] == SMALL["test_episodes"]
+
+
 def test_evaluation_encodes_once_but_scores_like_per_episode(tiny_model_dirs, data):  # noqa: F811
     model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
     encoder = RelationEncoder(model, tokenizer, None, norm=None)

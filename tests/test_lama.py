@@ -15,12 +15,11 @@ import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.lama import (
-    Fact,
     candidate_vocabulary,
     choose_norm,
     fill_template,
     frequency_bucket,
-    lama_uhn_filter,
+    build_uhn,
     load_facts,
     relation_of,
     resolve_entities,
@@ -224,12 +223,55 @@ def test_baseline_with_table_only_buckets(tiny_model_dirs, lama_files, tmp_path)
     assert bucketed["buckets"]["[100,+)"]["facts"] == 2  # Niels Bohr's two facts (P19, P20)
 
 
-def test_uhn_filter_drops_objects_named_by_the_subject():
-    facts = [Fact("1", "P740", "Brennholm Philharmonic", None, "Brennholm"),
-             Fact("2", "P159", "Apple Inc.", None, "apple"),
-             Fact("3", "P19", "Aldric Venn", None, "Corvel")]
-    kept, dropped = lama_uhn_filter(facts)
-    assert [f.uuid for f in kept] == ["3"] and dropped == 2
+def _write_facts(path: Path, facts: list[tuple[str, str, str, str]]) -> str:
+    path.write_text("".join(json.dumps({"uuid": u, "predicate_id": rel, "sub_label": sub, "obj_label": obj}) + "\n"
+                            for u, rel, sub, obj in facts))
+    return str(path)
+
+
+def test_build_uhn_applies_the_string_and_person_name_filters(tiny_model_dirs, tmp_path):  # noqa: F811
+    # A tiny BERT whose every mask prediction is "Paris" first and never "Ulm": the person-name
+    # filter's top 3 then holds Paris for any name, and the outcome does not depend on random weights.
+    model = AutoModelForMaskedLM.from_pretrained(tiny_model_dirs["bert"])
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dirs["bert"])
+    with torch.no_grad():
+        bias = model.get_output_embeddings().bias
+        (paris,), (ulm,) = (tokenizer(" " + word, add_special_tokens=False)["input_ids"] for word in ("Paris", "Ulm"))
+        bias[paris] = 100.0
+        bias[ulm] = -100.0
+    model.save_pretrained(tmp_path / "filter_model")
+    tokenizer.save_pretrained(tmp_path / "filter_model")
+    facts = _write_facts(tmp_path / "facts.jsonl", [
+        ("a", "P19", "Marie Curie", "Paris"),  # a person relation, and the name "predicts" Paris
+        ("b", "P36", "France", "Paris"),  # the same object, but not a person relation: kept
+        ("c", "P19", "Albert Einstein", "Ulm"),  # a person relation whose object the name does not predict
+        ("d", "P740", "Brennholm Philharmonic", "brennholm"),  # the object is in the name
+    ])
+    uhn = build_uhn([facts], str(tmp_path / "uhn.json"), person_model=str(tmp_path / "filter_model"))
+    assert uhn["dropped"] == {"a": "person_name", "d": "object_in_subject"}
+    assert uhn["counts"] == {"facts": 4, "kept": 2, "dropped_object_in_subject": 1, "dropped_person_name": 1}
+    assert json.loads((tmp_path / "uhn.json").read_text()) == uhn
+    strings_only = build_uhn([facts], str(tmp_path / "uhn2.json"))
+    assert strings_only["dropped"] == {"d": "object_in_subject"} and strings_only["person_model"] is None
+
+
+def test_run_lama_scores_the_uhn_subset_from_the_same_predictions(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
+    dropped = {"u0": "person_name", "u5": "object_in_subject", "u10": "person_name"}
+    (tmp_path / "uhn.json").write_text(json.dumps({"dropped": dropped}))
+    preds = tmp_path / "p.jsonl"
+    result = run_lama(str(tiny_model_dirs["roberta"]), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
+                      str(tmp_path / "r.json"), str(preds), uhn_path=str(tmp_path / "uhn.json"))
+    reference = _reference(tiny_model_dirs["roberta"])
+    kept = {rel: [c for u, c in facts if u not in dropped] for rel, facts in reference.items()}
+    kept = {rel: c for rel, c in kept.items() if c}
+    uhn = result["benchmarks"]["UHN T-REx"]
+    assert uhn["facts"] == sum(len(c) for c in kept.values()) < result["benchmarks"]["T-REx"]["facts"]
+    assert uhn["macro_p_at_1"] == pytest.approx(sum(sum(c) / len(c) for c in kept.values()) / len(kept))
+    assert result["benchmarks"]["T-REx"]["macro_p_at_1"] == pytest.approx(result["macro_p_at_1"])
+    assert "G-RE" not in result["benchmarks"]  # no Google-RE relation among the facts
+    records = [json.loads(line) for line in preds.open()]
+    assert {r["uuid"] for r in records if not r["uhn"]} == set(dropped) & {r["uuid"] for r in records}
+    assert result["counts"]["not_in_uhn"] == len(set(dropped) & {r["uuid"] for r in records})
 
 
 def test_load_facts_reads_google_re_and_pararel(shared_data: Path, tmp_path: Path):

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 
 import pytest
+import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.util import filter_spans
 
@@ -15,6 +16,7 @@ from pelt.linking import (
     _restricted_adjacency,
     add_name,
     candidate_names,
+    ner_pipeline,
     heuristic_links,
     link_by_string,
     link_wikipedia,
@@ -255,21 +257,22 @@ def test_segment_document_rebases_anchor_spans():
     assert row["blocked"] == [{"sent_idx": 1, "start": anchor["start"], "end": anchor["end"]}]
 
 
-def find_names(sentences: list[str], aliases: list[str], blocked=()) -> list[tuple[int, str]]:
-    """The Spark path of name finding run in plain Python: filter, exact check, longest per sentence."""
+def find_names(sentences: list[str], aliases: list[str], blocked=(), fold_case=False, ner=None) -> list[tuple[int, str, str]]:
+    """The Spark path of name finding run in plain Python: filter, exact check, longest per sentence.
+    Returns (sentence index, text found, name key it matched)."""
     keys = {name_key(alias) for alias in aliases}
     bloom = BloomFilter.for_items(100)
     for key in keys:
         add_name(bloom, key)
     row = {"doc_id": "d", "sentences": sentences, "blocked": list(blocked)}
     found = defaultdict(list)
-    for candidate in candidate_names(row, bloom):
+    for candidate in candidate_names(row, bloom, fold_case, ner):
         if candidate["name"] in keys:
             found[candidate["sent_idx"]].append(candidate)
     names = []
     for sent_idx, occurrences in sorted(found.items()):
         for name in longest_names({"doc_id": "d", "sent_idx": sent_idx, "found": occurrences}):
-            names.append((sent_idx, sentences[sent_idx][name["start"] : name["end"]]))
+            names.append((sent_idx, sentences[sent_idx][name["start"] : name["end"]], name["name"]))
     return names
 
 
@@ -293,13 +296,49 @@ def test_names_match_spacys_phrase_matcher():
         "IL-6 and IL-6R; A a A.",
         "Nothing here.",
     ]
-    assert find_names(sentences, aliases) == phrase_matcher_names(sentences, aliases)
-    assert find_names(sentences, aliases)[:2] == [(0, "New York City"), (1, "York")]
+    found = [(sent_idx, text) for sent_idx, text, _ in find_names(sentences, aliases)]
+    assert found == phrase_matcher_names(sentences, aliases)
+    assert found[:2] == [(0, "New York City"), (1, "York")]
+
+
+def test_lowercase_names_match_any_casing_when_folding():
+    aliases = ["hbv", "child syndrome", "hepatitis B", "Paris", "apple", "Apple"]
+    sentences = ["HBV and Hbv cause Hepatitis B; hepatitis b.", "CHILD syndrome in paris and Paris.", "Apple, APPLE."]
+    assert find_names(sentences, aliases, fold_case=True) == [
+        (0, "HBV", "hbv"),
+        (0, "Hbv", "hbv"),
+        (1, "CHILD syndrome", "child syndrome"),
+        (1, "Paris", "Paris"),  # a name with capitals matches only as written
+        (2, "Apple", "Apple"),  # as written wins over folded
+        (2, "APPLE", "apple"),
+    ]
+    assert find_names(sentences, aliases) == [(1, "Paris", "Paris"), (2, "Apple", "Apple")]
+
+
+def test_an_ner_model_keeps_only_recognised_names(tmp_path):
+    """A real spaCy pipeline from disk (an entity ruler: no statistical model can be downloaded here)."""
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(
+        [{"label": "GPE", "pattern": "New York"}, {"label": "GPE", "pattern": "Paris"}]
+    )
+    pipeline.to_disk(tmp_path / "ner")
+    ner = ner_pipeline(str(tmp_path / "ner"))
+    sentences = ["New York and Paris and York.", "York, New York City."]
+    aliases = ["New York", "New York City", "York", "Paris"]
+    assert find_names(sentences, aliases, ner=ner) == [
+        (0, "New York", "New York"),
+        (0, "Paris", "Paris"),
+        (1, "New York", "New York"),  # "New York City" is not an entity the pipeline recognises
+    ]
+    assert len(find_names(sentences, aliases)) == 5  # without NER: York twice and New York City too
+    spacy.blank("en").to_disk(tmp_path / "blank")
+    with pytest.raises(ValueError, match="no ner or entity_ruler"):
+        ner_pipeline(str(tmp_path / "blank"))
 
 
 def test_names_never_overlap_anchors():
     blocked = [{"sent_idx": 0, "start": 4, "end": 8}]  # "York" of "New York"
-    assert find_names(["New York and York."], ["New York", "York"], blocked) == [(0, "York")]
+    assert find_names(["New York and York."], ["New York", "York"], blocked) == [(0, "York", "York")]
 
 
 def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
@@ -320,13 +359,13 @@ def test_link_by_string(spark, tmp_path):
         (
             "p1",
             "Paper 1",
-            "Interleukin 6 (IL-6) rises in sepsis. ILLNESS is not IL-6.\nAspirin and aspirin.",
+            "Interleukin 6 (IL-6) rises in sepsis. ILLNESS is not IL-6.\nAspirin and aspirin. Sepsis.",
             [],
         ),
         ("p2", "Paper 2", "Cold is a name of two entities. IL-6 again.", []),
     ]
     spark.createDataFrame(rows, DOCUMENTS_DDL).write.parquet(str(tmp_path / "documents"))
-    names = {"Q1": ["IL-6", "Interleukin 6"], "Q2": ["Aspirin"], "Q3": ["Cold"], "Q4": ["Cold"]}
+    names = {"Q1": ["IL-6", "Interleukin 6"], "Q2": ["Aspirin"], "Q3": ["Cold"], "Q4": ["Cold"], "Q5": ["sepsis"]}
     counts = link_by_string(spark, str(tmp_path / "documents"), names, str(tmp_path / "mentions"))
     found = {
         (r["doc_id"], r["sent_idx"], r["sentence"][r["start"] : r["end"]], r["entity_id"], r["method"])
@@ -335,9 +374,18 @@ def test_link_by_string(spark, tmp_path):
     assert found == {
         ("p1", 0, "Interleukin 6", "Q1", "string"),
         ("p1", 0, "IL-6", "Q1", "string"),
+        ("p1", 0, "sepsis", "Q5", "string"),
         ("p1", 1, "IL-6", "Q1", "string"),
-        ("p1", 2, "Aspirin", "Q2", "string"),
+        ("p1", 2, "Aspirin", "Q2", "string"),  # "Aspirin" has a capital: "aspirin" is not it
+        ("p1", 3, "Sepsis", "Q5", "string"),  # "sepsis" is all lower case: any casing
         ("p2", 1, "IL-6", "Q1", "string"),
     }
     assert counts["names_ambiguous"] == 1
-    assert counts["mentions_string"] == 5
+    assert counts["mentions_string"] == 7
+    ruler = spacy.blank("en")
+    ruler.add_pipe("entity_ruler").add_patterns([{"label": "GENE", "pattern": "IL-6"}])
+    ruler.to_disk(tmp_path / "ner")
+    link_by_string(spark, str(tmp_path / "documents"), names, str(tmp_path / "ner_mentions"),
+                   ner_model=str(tmp_path / "ner"))
+    recognised = {r["entity_id"] for r in spark.read.parquet(str(tmp_path / "ner_mentions")).collect()}
+    assert recognised == {"Q1"}  # only "IL-6" is an entity the pipeline recognises

@@ -21,6 +21,7 @@ from pelt.eval.relation import (
     convert_wiki80_to_fewrel,
     drop_overlapping,
     entity_counts,
+    finetuning_norm,
     holdout_relations,
     marked_text,
     read_fewrel,
@@ -310,3 +311,15 @@ def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
     with torch.no_grad():
         first = model.base_model(input_ids=truncated).last_hidden_state[0, 0]
     torch.testing.assert_close(vectors[0, hidden:], first, atol=1e-5, rtol=1e-4)
+
+
+def test_finetuning_norm_prefers_the_config_then_the_sweep(tmp_path: Path):
+    sweep = tmp_path / "norm_sweep.json"
+    sweep.write_text(json.dumps({"task": "lama_norm_sweep", "chosen_norm": 4.0, "norms": []}))
+    assert finetuning_norm(None, sweep) == 4.0
+    assert finetuning_norm(9, sweep) == 9.0  # the configured norm wins
+    assert finetuning_norm(9, tmp_path / "absent.json") == 9.0  # and the sweep is then not read
+    assert finetuning_norm(None, None) is None  # neither: the table's default L
+    sweep.write_text(json.dumps({"task": "lama", "macro_p_at_1": 0.5}))
+    with pytest.raises(ValueError, match="not a LAMA norm sweep"):
+        finetuning_norm(None, sweep)

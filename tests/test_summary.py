@@ -21,10 +21,12 @@ from pelt.eval.summary import (
 )
 
 
-def _result(path: Path, model: str, variant: str, macro: float, micro: float, buckets: dict | None) -> str:
+def _result(path: Path, model: str, variant: str, macro: float, micro: float, buckets: dict | None,
+            benchmarks: dict | None = None) -> str:
     path.write_text(json.dumps({
         "task": "lama", "model": model, "variant": variant, "norm": 7.0 if variant == "pelt" else None,
         "macro_p_at_1": macro, "micro_p_at_1": micro, "per_relation": {}, "buckets": buckets,
+        "benchmarks": benchmarks,
         "counts": {"facts_evaluated": 80, "injected": 60 if variant == "pelt" else 0},
     }))
     return str(path)
@@ -49,6 +51,24 @@ def test_rows_and_markdown(tmp_path: Path):
     table = [line for line in md if line.startswith("|")]
     assert len(table) == 2 + 3
     assert "| `demo` | pelt | 7 | 80 | 60 | 50.0 | 45.0 | 20.0 (30) | – (0) |" in table
+
+
+def test_lama_table_4_layout_with_the_papers_numbers(tmp_path: Path):
+    scores = {"T-REx": {"macro_p_at_1": 0.25}, "UHN T-REx": {"macro_p_at_1": 0.125}}
+    files = [
+        _result(tmp_path / "a.json", "/models/roberta-base", "pelt", 0.25, 0.2, None, scores),
+        _result(tmp_path / "b.json", "demo", "baseline", 0.25, 0.2, None, {"T-REx": {"macro_p_at_1": 0.5}}),
+    ]
+    write_lama_summary(files, tmp_path / "s.csv", tmp_path / "s.md")
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert [r["model"] for r in rows] == ["/models/roberta-base", "demo"]
+    assert float(rows[0]["p_at_1 UHN T-REx"]) == 0.125 and float(rows[0]["paper UHN T-REx"]) == pytest.approx(0.193)
+    assert rows[1]["paper T-REx"] == "" and rows[1]["p_at_1 UHN T-REx"] == ""  # no paper number, no UHN run
+    assert "p_at_1 G-RE" not in rows[0]  # no run has Google-RE: no column
+    md = (tmp_path / "s.md").read_text()
+    assert "| Model | Variant | L | T-REx | UHN T-REx |" in md
+    assert "| `/models/roberta-base` | pelt | 7 | 25.0 (27.5) | 12.5 (19.3) |" in md
+    assert "| `demo` | baseline | – | 50.0 | – |" in md
 
 
 def test_rejects_duplicates_and_non_results(tmp_path: Path):

@@ -45,6 +45,16 @@ def test_demo_all_tasks_per_domain():
     assert task_entities(_demo_tasks(), "nowhere") == []
 
 
+def test_a_mapping_of_files_is_read_by_its_values():
+    """Wiki80's config maps each training setting to its file; the entities are those of the files."""
+    by_setting = {"wiki80": {"domain": "w", "train": {"100%": str(DEMO / "wiki80/train.jsonl"),
+                                                      "dev as a setting": str(DEMO / "wiki80/dev.jsonl")}}}
+    as_list = {"wiki80": {"domain": "w", "train": [str(DEMO / "wiki80/train.jsonl"), str(DEMO / "wiki80/dev.jsonl")]}}
+    assert task_entities(by_setting, "w") == task_entities(as_list, "w") != []
+    with pytest.raises(FileNotFoundError, match="tasks.wiki80.train"):
+        task_entities({"wiki80": {"domain": "w", "train": {"1%": str(DEMO / "wiki80/absent.jsonl")}}}, "w")
+
+
 def test_real_lama_formats(shared_data: Path):
     lama = shared_data / "lama"
     trex = task_entities({"lama": {"domain": "w", "facts": [str(lama / "TREx/*.jsonl")]}}, "w")

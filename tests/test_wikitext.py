@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from pelt.corpus import _page_rows
 from pelt.wikitext import (
     DumpStats,
     Link,
     is_disambiguation,
     iter_dump_pages,
     iter_multistream_pages,
+    iter_pages_from_chunks,
     multistream_index_path,
     multistream_ranges,
     normalize_title,
@@ -275,6 +277,23 @@ def test_malformed_xml_keeps_pages_before_the_error() -> None:
     pages = list(iter_dump_pages(io.BytesIO(dump(broken)), stats))
     assert [p.page_id for p in pages] == [1, 2]
     assert len(stats.errors) == 1 and "ParseError" in stats.errors[0]
+
+
+def test_bytes_that_are_not_utf8_are_replaced_counted_and_every_page_kept(tmp_path: Path) -> None:
+    pages = [page_xml(1, "Alpha", "caf\u00e9 AAA"), page_xml(2, "Beta", "BBB and CCC"), PAGES[3]]
+    data = dump(pages).replace(b"AAA", b"\xff\xfe").replace(b"CCC", b"\xc3(")  # 2 bad bytes, a cut sequence
+    stats = DumpStats()
+    one_byte_chunks = iter_pages_from_chunks((data[i : i + 1] for i in range(len(data))), stats)
+    got = [(p.page_id, p.text) for p in one_byte_chunks]  # every multibyte character split over chunks
+    assert got == [(1, "caf\u00e9 \ufffd\ufffd"), (2, "BBB and \ufffd("), (4, "#REDIRECT [[gamma ray]]")]
+    assert stats.bad_utf8 == 3 and stats.errors == [] and stats.pages == 3
+    whole = DumpStats()
+    assert [(p.page_id, p.text) for p in iter_pages_from_chunks([data], whole)] == got and whole.bad_utf8 == 3
+    (tmp_path / "bad.xml").write_bytes(data)
+    rows = list(_page_rows((str(tmp_path / "bad.xml"), None, None), namespace=0))
+    assert [row[0] for row in rows if row[7] is None] == [1, 2, 4]  # kept as pages
+    notices = [row for row in rows if row[7] == "bad_utf8"]
+    assert len(notices) == 1 and "3 bytes that are not UTF-8" in notices[0][8]
 
 
 def test_page_without_id_is_counted_not_fatal() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import csv
 import json
 import subprocess
 import sys
@@ -13,36 +14,18 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conftest import REPO
+from demo_run import DEMO, REPO, SNAKEMAKE, snakemake, write_config
 
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-DEMO = REPO / "resources" / "demo"
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
-        capture_output=True,
-        text=True,
-        cwd=workdir,
-    )
-
-
-def write_config(workdir: Path, **overrides) -> dict:
-    """The default config with the demo inputs made absolute (the run happens in a temp dir)."""
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    wikipedia = config["corpora"]["wikipedia"]
-    for key in ("path", "page_props"):
-        wikipedia[key] = str(REPO / wikipedia[key])
-    lama = config["tasks"]["lama"]
-    for key in ("relations", "common_vocab"):
-        lama[key] = str(REPO / lama[key])
-    lama["facts"] = [str(REPO / pattern) for pattern in lama["facts"]]
-    for section, values in overrides.items():
-        config.setdefault(section, {}).update(values)
-    (workdir / "config").mkdir(parents=True, exist_ok=True)
-    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    return config
+def planned_jobs(dry_run: str) -> list[dict]:
+    """The jobs of a dry run's output: rule name, inputs and outputs of each."""
+    jobs = []
+    for line in dry_run.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            jobs.append({"rule": line.split()[-1].rstrip(":"), "input": [], "output": []})
+        elif jobs and line.strip().startswith(("input:", "output:")):
+            key, _, files = line.strip().partition(": ")
+            jobs[-1][key] = files.split(", ")
+    return jobs
 
 
 def test_lint_is_clean():
@@ -65,6 +48,7 @@ def test_snakefmt_is_clean():
         ("corpora", {"wikipedia": {"kind": "wikipeda", "path": "x"}}, "'kind'"),
         ("sampling", {"max_sentences_per_entiti": 3}, "max_sentences_per_entiti"),
         ("encoding", {"precision": "fp8"}, "'precision'"),
+        ("tasks", {"fewrel": {"domain": "wikipedia", "test": "x", "settings": ["5-1", "5x1"]}}, "'settings'"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, section, values, named):
@@ -75,6 +59,76 @@ def test_bad_config_names_the_key(tmp_path, section, values, named):
     assert "Error validating config file" in out, out
     assert named in out, out
     assert "Traceback" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("tasks", "named"),
+    [
+        ({"fewrel": {"domain": "wikipedia", "test": str(DEMO / "fewrel" / "val_wiki.json")}}, "tasks.fewrel.train"),
+        (
+            {"wiki80": {"domain": "wikipedia", "train": {"1%": str(DEMO / "wiki80" / "train.jsonl")},
+                        "epochs": {"100%": 1}, "dev": str(DEMO / "wiki80" / "dev.jsonl"),
+                        "label2id": str(DEMO / "wiki80" / "label2id.json")}},
+            "tasks.wiki80.epochs",
+        ),
+    ],
+)
+def test_finetuning_config_errors_name_the_key(tmp_path, tasks, named):
+    """A FewRel task with nothing to train on (no `train`, no wiki80 task, steps > 0) and a Wiki80 training
+    setting without epochs are refused before anything runs, naming the key."""
+    config = write_config(tmp_path)
+    config["tasks"] = tasks
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert named in out and "Traceback" not in out, out
+
+
+@pytest.mark.parametrize("norm", [None, 4])
+def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
+    """Pelt FewRel / Wiki80 runs wait for the model's LAMA norm sweep exactly when the config sets no norm;
+    baseline runs read neither the sweep nor the table. FewRel 2.0 uses the biomedical domain's table, and the
+    schema's defaults (seeds 42..46) fill in what its config leaves out."""
+    config = write_config(tmp_path)
+    config["models"] = [{"name": "demo"} if norm is None else {"name": "demo", "norm": norm}]
+    config["corpora"]["biomed"] = {"kind": "s2orc", "path": str(DEMO / "s2orc" / "demo.jsonl")}
+    config["tasks"]["fewrel2"] = {
+        "domain": "biomed",
+        "test": str(DEMO / "fewrel" / "val_pubmed.json"),
+        "exclude": str(DEMO / "fewrel" / "val_wiki.json"),
+        "settings": ["5-1"],
+    }
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = planned_jobs(run.stdout)
+    runs = {job["output"][0]: job for job in jobs if job["rule"] in ("fewrel", "wiki80")}
+    expected = {
+        f"results/eval/{task}/demo/{variant}/{setting}/seed{seed}.json"
+        for task, settings, seeds in [("fewrel", ["5-1", "5-5"], [42]), ("fewrel2", ["5-1"], range(42, 47)),
+                                      ("wiki80", ["100%"], [42])]
+        for variant in ("baseline", "pelt")
+        for setting in settings
+        for seed in seeds
+    }
+    assert set(runs) == expected
+    sweep = "results/eval/lama/demo/norm_sweep.json"
+    for output, job in runs.items():
+        domain = "biomed" if "/fewrel2/" in output else "wikipedia"
+        table = f"results/tables/{domain}/demo/table.parquet"
+        pelt = "/pelt/" in output
+        assert (table in job["input"]) == pelt, job
+        assert (f"results/samples/{domain}/task_entities.parquet" in job["input"]) == pelt, job
+        assert (sweep in job["input"]) == (pelt and norm is None), job
+    # FewRel 2.0 trains on the Wiki80 files (the wiki80 task's), excluding val_wiki's relations
+    fewrel2 = runs["results/eval/fewrel2/demo/pelt/5-1/seed42.json"]["input"]
+    assert {str(DEMO / "wiki80" / f) for f in ("train.jsonl", "dev.jsonl")} <= set(fewrel2)
+    assert str(DEMO / "fewrel" / "val_wiki.json") in fewrel2
+    rules = {job["rule"] for job in jobs}
+    assert {"corpus_s2orc", "task_entities_by_name", "finetuning_summary"} <= rules
+    summaries = {job["output"][-1] for job in jobs if job["rule"] == "finetuning_summary"}
+    assert summaries == {"results/eval/summary/fewrel.md", "results/eval/summary/wiki80.md"}
 
 
 def _demo_dump_counts() -> tuple[int, int]:
@@ -93,12 +147,11 @@ def _demo_dump_counts() -> tuple[int, int]:
     return articles, redirects
 
 
-def test_demo_end_to_end(tmp_path):
-    """The whole DAG on the demo, then a second run that has nothing to do."""
-    config = write_config(tmp_path, demo_model={"steps": 20, "hidden_size": 64}, spark={"threads": 2})
-    run = snakemake(tmp_path, "--cores", "2")
-    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-5000:]
-    results = tmp_path / "results"
+def test_demo_end_to_end(finished, tmp_path):
+    """The whole DAG on the demo (the session's finished run), a second run that has nothing to
+    do, and the HTML report."""
+    config = yaml.safe_load((finished / "config" / "config.yaml").read_text())
+    results = finished / "results"
 
     articles, redirects = _demo_dump_counts()
     documents = pq.read_table(results / "corpus" / "wikipedia" / "documents").to_pylist()
@@ -134,9 +187,22 @@ def test_demo_end_to_end(tmp_path):
         result = json.loads((results / "eval" / "lama" / "demo" / f"{variant}.json").read_text())
         assert result["variant"] == variant
         scores[variant] = result
+    # Google-RE and T-REx columns, and LAMA-UHN (the demo model as the person-name filter's model)
+    uhn = json.loads((results / "eval" / "lama" / "uhn.json").read_text())
+    assert uhn["person_model"] == "results/models/demo" and uhn["counts"]["facts"] > 0
+    for result in scores.values():
+        benchmarks = result["benchmarks"]
+        assert {"G-RE", "T-REx", "UHN G-RE", "UHN T-REx"} <= set(benchmarks)
+        assert sum(benchmarks[b]["facts"] for b in ("G-RE", "T-REx")) == result["counts"]["facts_evaluated"]
+        n_uhn = sum(benchmarks[b]["facts"] for b in ("UHN G-RE", "UHN T-REx"))
+        assert n_uhn == result["counts"]["facts_evaluated"] - result["counts"]["not_in_uhn"]
     summary = (results / "eval" / "summary" / "lama.md").read_text()
-    assert "baseline" in summary and "pelt" in summary
+    assert "baseline" in summary and "pelt" in summary and "| UHN T-REx |" in summary
     assert (results / "eval" / "summary" / "lama.csv").read_text().count("\n") >= 3
+    assert (results / "eval" / "report" / "lama_buckets.svg").read_text().startswith("<svg")
+    with open(results / "eval" / "report" / "coverage.csv", newline="") as fh:
+        (coverage,) = csv.DictReader(fh)
+    assert int(coverage["entities_in_table"]) == len(rows) and int(coverage["wanted"]) >= len(wanted)
 
     sweep = json.loads((results / "eval" / "lama" / "demo" / "norm_sweep.json").read_text())
     norms = config["tasks"]["lama"].get("norms", list(range(1, 11)))
@@ -144,16 +210,67 @@ def test_demo_end_to_end(tmp_path):
     assert sweep["chosen_norm"] in norms
     assert "demo" in (results / "eval" / "summary" / "norm_sweep.md").read_text()
 
-    again = snakemake(tmp_path, "--cores", "2", "-n")
+    _check_finetuning_results(results, config)
+
+    again = snakemake(finished, "--cores", "2", "-n")
     assert again.returncode == 0, again.stderr
     assert "Nothing to be done" in again.stdout + again.stderr
+
+    report = snakemake(finished, "--report", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    html = (tmp_path / "report.html").read_text()
+    assert "lama_buckets.svg" in html and "coverage.csv" in html and "lama.csv" in html
+
+
+def _check_finetuning_results(results: Path, config: dict) -> None:
+    """The demo's FewRel and Wiki80 runs: one result per variant, setting and seed, and summaries that hold them."""
+    fewrel, wiki80 = config["tasks"]["fewrel"], config["tasks"]["wiki80"]
+    dev_size = len((DEMO / "wiki80" / "dev.jsonl").read_text().splitlines())
+    runs = {}
+    for task, settings, seeds in [("fewrel", fewrel["settings"], fewrel["seeds"]),
+                                  ("wiki80", list(wiki80["train"]), wiki80["seeds"])]:
+        for variant in ("baseline", "pelt"):
+            for setting in settings:
+                for seed in seeds:
+                    path = results / "eval" / task / "demo" / variant / setting / f"seed{seed}.json"
+                    result = json.loads(path.read_text())
+                    assert (result["task"], result["variant"], result["setting"], result["seed"]) == (
+                        "fewrel" if task == "fewrel" else "wiki80", variant, setting, seed)
+                    assert 0.0 <= result["accuracy"] <= 1.0
+                    evaluated = result["entities"]["test" if task == "fewrel" else "eval"]
+                    # the pelt variant injects the demo table's entities with the configured L; the baseline none
+                    assert (evaluated["injected"] > 0, result["norm"]) == (
+                        (True, config["models"][0]["norm"]) if variant == "pelt" else (False, None))
+                    runs[task, variant, setting, seed] = result
+    for (task, variant, setting, seed), result in runs.items():
+        if task == "fewrel":
+            # steps 0: the pre-trained encoder, no validation; both variants scored on the same episodes
+            assert result["dataset"] == "fewrel1" and result["validation"]["best_step"] == 0
+            assert result["n"] == fewrel["test_episodes"] and result["hyperparameters"]["steps"] == 0
+            n_way = int(setting.split("-")[0])
+            assert result["n_queries"] == n_way * result["hyperparameters"]["n_query"] * result["n"]
+            assert round(result["accuracy"] * result["n_queries"], 6).is_integer()
+        else:
+            assert result["n"] == dev_size and round(result["accuracy"] * dev_size, 6).is_integer()
+            assert result["hyperparameters"]["epochs"] == wiki80["epochs"][setting]
+    for summary, task in (("fewrel", "fewrel"), ("wiki80", "wiki80")):
+        with open(results / "eval" / "summary" / f"{summary}.csv", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        mine = {key[1:3]: r for key, r in runs.items() if key[0] == task}
+        assert {(row["variant"], row["setting"]) for row in rows} == set(mine)
+        for row in rows:
+            assert float(row["accuracy_mean"]) == pytest.approx(mine[row["variant"], row["setting"]]["accuracy"])
+            assert row["seeds"] == "42" and row["n_seeds"] == "1"
+        md = (results / "eval" / "summary" / f"{summary}.md").read_text()
+        name = "FewRel 1.0" if task == "fewrel" else "Wiki80"
+        assert all(f"{name} {setting}" in md for _, setting in mine) and "| baseline |" in md and "| pelt |" in md
 
 
 def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
     """A task on an S2ORC corpus: S2ORC parsing, task entities by name, string linking."""
     config = write_config(tmp_path)
     config["corpora"] = {"biomed": {"kind": "s2orc", "path": str(DEMO / "s2orc" / "demo.jsonl")}}
-    config["tasks"]["lama"]["domain"] = "biomed"
+    config["tasks"] = {"lama": dict(config["tasks"]["lama"], domain="biomed")}  # the demo's other tasks need wikipedia
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(tmp_path, "-n", "results/samples/biomed/sentences")
     assert run.returncode == 0, run.stdout + run.stderr

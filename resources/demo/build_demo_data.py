@@ -52,6 +52,9 @@ LAMA_RELATIONS = {
     "P1303": ("[X] plays [Y] .", "instrument", "musical instrument that a person plays", "N-M"),
 }
 
+# Google-RE's relations (named by their Freebase predicate) and the T-REx relation of the same facts.
+GOOGLE_RE = {"place_of_birth": "P19", "place_of_death": "P20"}
+
 # Words of the corpus that are not LAMA objects: candidates a model can wrongly prefer.
 DISTRACTORS = [
     "Berlin", "London", "Paris", "English", "German", "French", "Europe", "river", "harbour",
@@ -234,8 +237,11 @@ def page_props_sql(pages: list[Page], entities: dict[str, Entity]) -> str:
 
 
 def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
-    """T-REx-format fact files per relation (uuid5 of the triple: stable ids), relations.jsonl, common vocab."""
+    """T-REx-format fact files per relation (uuid5 of the triple: stable ids), the P19 / P20 facts
+    again in Google-RE's format (Freebase predicate, no Wikidata ids: subjects resolve by name),
+    relations.jsonl, common vocab."""
     by_relation: dict[str, list[str]] = {r: [] for r in LAMA_RELATIONS}
+    google_re: dict[str, list[str]] = {r: [] for r in GOOGLE_RE}
     objects: set[str] = set()
     for relation, subject, obj in read_tsv(SOURCE / "facts.tsv"):
         if relation not in LAMA_RELATIONS:
@@ -251,9 +257,20 @@ def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
         }
         by_relation[relation].append(json.dumps(fact, ensure_ascii=False))
         objects.add(ob.label)
+        for predicate in (p for p, r in GOOGLE_RE.items() if r == relation):
+            record = {
+                "pred": f"/people/person/{predicate}",
+                "sub": f"/m/demo_{sub.qid}",
+                "obj": f"/m/demo_{ob.qid}",
+                "sub_label": sub.label,
+                "obj_label": ob.label,
+                "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pelt-demo/{predicate}/{sub.qid}/{ob.qid}")),
+            }
+            google_re[predicate].append(json.dumps(record, ensure_ascii=False))
     files = {
         f"lama/TREx/{r}.jsonl": "\n".join(lines) + "\n" for r, lines in by_relation.items() if lines
     }
+    files.update({f"lama/Google_RE/{p}_test.jsonl": "\n".join(lines) + "\n" for p, lines in google_re.items()})
     files["lama/relations.jsonl"] = "".join(
         json.dumps({"relation": r, "template": t, "label": lab, "description": d, "type": ty}) + "\n"
         for r, (t, lab, d, ty) in LAMA_RELATIONS.items()

@@ -16,7 +16,7 @@ import glob
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 
 from pyspark import StorageLevel
@@ -150,6 +150,8 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
         yield _skip_row("bad_page", f"{where}: {message}")
     for message in stats.errors:
         yield _skip_row("dump_error", f"{where}: {message}")
+    if stats.bad_utf8:  # the pages are kept: a notice row, counted apart from the skips
+        yield _skip_row("bad_utf8", f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD")
 
 
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
@@ -176,6 +178,15 @@ def log_skips(rows: DataFrame, counts: dict[str, int], stage: str, quiet: Iterab
         logger.warning("%s: skipped (%s): %s", stage, row.skip, row.detail)
 
 
+def require_documents(n_documents: int, files: list[str], counts: Mapping[str, int], stage: str) -> None:
+    """Input that gives no document is an error now rather than an empty table hours later."""
+    if n_documents == 0:
+        found = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "nothing"
+        raise ValueError(
+            f"{stage}: no document in {files} (read: {found}); a wrong path, or an empty or truncated file?"
+        )
+
+
 def build_wikipedia_corpus(
     spark: SparkSession,
     paths: list[str],
@@ -191,7 +202,8 @@ def build_wikipedia_corpus(
     ``paths`` are dump files or globs; ``page_props`` optional ``page_props.sql[.gz]`` dumps that
     give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
     ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (all pages of the dump) and
-    ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS.
+    ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS, and ``files_with_bad_utf8`` (files or
+    multistream ranges in which bytes that are not UTF-8 were replaced; their pages are kept).
     """
     files = expand_paths(paths)
     items = wikipedia_work_items(files, split_bytes)
@@ -212,7 +224,9 @@ def build_wikipedia_corpus(
             by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error")
         )
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
+        counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
         log_skips(rows, counts, "wikipedia corpus", quiet=("other_namespace",))
+        require_documents(counts["articles"], files, counts, "wikipedia corpus")
 
         good = rows.where(F.col("skip").isNull())
         documents = good.where(~F.col("is_redirect")).select(

@@ -31,7 +31,9 @@ Scaling choices (see the functions for details):
   n-grams of the text only while they are prefixes of some alias, and an exact join against the
   aliases removes the filter's false positives before the longest matches are kept: the
   PhraseMatcher's result (a test checks it) at a per-token cost that does not grow with the
-  alias set.
+  alias set. The paper recognises names with spaCy: with ``ner_model`` (a spaCy pipeline with
+  NER) a candidate must also be an entity span it finds; without one (the default: nothing to
+  download) every alias occurrence is a candidate and Algorithm 1's uniqueness test decides.
 * The per-document loop runs in Python on what the document can ever need: its seeds, its
   candidate (name, entity) pairs and the hyperlink edges between a candidate and any of those
   entities (nothing else can enter S). Those edges are found by joins that take, for each
@@ -48,16 +50,18 @@ import math
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import spacy
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
+from spacy.language import Language
 
 from pelt.sentences import nlp, split_sentences, trim_span
 
@@ -272,46 +276,76 @@ def _name_filter(name_table: DataFrame) -> BloomFilter:
     return names.rdd.mapPartitions(build).treeReduce(BloomFilter.union) if n_items else empty
 
 
-def candidate_names(row: Mapping[str, Any], bloom: BloomFilter) -> list[dict[str, Any]]:
+@cache
+def ner_pipeline(name: str) -> Language:
+    """A spaCy pipeline with an NER component (``spacy.load``: a package name or a folder), loaded
+    once per Python worker."""
+    pipeline = spacy.load(name)
+    if not pipeline.has_pipe("ner") and not pipeline.has_pipe("entity_ruler"):
+        raise ValueError(f"linking.ner_model {name!r} has no ner or entity_ruler component")
+    return pipeline
+
+
+def candidate_names(
+    row: Mapping[str, Any], bloom: BloomFilter, fold_case: bool = False, ner: Language | None = None
+) -> list[dict[str, Any]]:
     """Token n-grams of each sentence that may be names (the filter says so), not over anchors.
 
     From each token, an n-gram grows only while it is a prefix of some name, so the work per token
-    is a few filter lookups, however long the names are.
+    is a few filter lookups, however long the names are. With ``fold_case`` an n-gram is also
+    tried in lower case, so a name written all in lower case (FewRel 2.0 and Wiki80 lowercase
+    their entity names) matches "HBV" or "Aspirin" at the start of a sentence, while a name with
+    capitals still matches only as written: a lower-cased n-gram can never equal it. With an
+    ``ner`` pipeline (the paper's appendix: names recognised with spaCy) a candidate must also be
+    exactly one of the entity spans that the pipeline finds in the sentence.
     """
     blocked: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for span in row["blocked"] or []:
         blocked[span["sent_idx"]].append((span["start"], span["end"]))
+    sentences = row["sentences"] or []
+    entity_spans = (
+        [{(ent.start_char, ent.end_char) for ent in doc.ents} for doc in ner.pipe(sentences)] if ner else None
+    )
     out = []
-    for sent_idx, doc in enumerate(nlp().tokenizer.pipe(row["sentences"] or [])):
+    for sent_idx, doc in enumerate(nlp().tokenizer.pipe(sentences)):
         tokens = [(token.text, token.idx) for token in doc if not token.is_space]
-        for first, (key, start) in enumerate(tokens):
+        for first, (text, start) in enumerate(tokens):
+            # (key so far, folded?): the n-gram as written and, with fold_case, in lower case.
+            keys = [(text, False), (text.lower(), True)] if fold_case else [(text, False)]
             for last in range(first, len(tokens)):
+                word, word_start = tokens[last]
                 if last > first:
-                    key += " " + tokens[last][0]
-                end = tokens[last][1] + len(tokens[last][0])
+                    keys = [(key + " " + (word.lower() if folded else word), folded) for key, folded in keys]
+                end = word_start + len(word)
                 if any(start < b_end and b_start < end for b_start, b_end in blocked[sent_idx]):
                     break
-                if _WHOLE + key in bloom:
-                    out.append(
-                        {
-                            "doc_id": row["doc_id"],
-                            "sent_idx": sent_idx,
-                            "start": start,
-                            "end": end,
-                            "n_tokens": last - first + 1,
-                            "name": key,
-                        }
-                    )
-                if _PREFIX + key not in bloom:
+                recognised = entity_spans is None or (start, end) in entity_spans[sent_idx]
+                for i, (key, _) in enumerate(keys):
+                    if i and key == keys[0][0]:
+                        continue  # the n-gram is already in lower case: one candidate, not two
+                    if recognised and _WHOLE + key in bloom:
+                        out.append(
+                            {
+                                "doc_id": row["doc_id"],
+                                "sent_idx": sent_idx,
+                                "start": start,
+                                "end": end,
+                                "n_tokens": last - first + 1,
+                                "name": key,
+                            }
+                        )
+                keys = [(key, folded) for key, folded in keys if _PREFIX + key in bloom]
+                if not keys:
                     break
     return out
 
 
 def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Among the true name occurrences of one sentence keep the longest, then leftmost, that do
-    not overlap (the rule of ``spacy.util.filter_spans``)."""
+    not overlap (the rule of ``spacy.util.filter_spans``). A span that is two names (as written
+    and folded to lower case) keeps the one with capitals: upper case sorts first."""
     chosen: list[Mapping[str, Any]] = []
-    for found in sorted(row["found"], key=lambda f: (-f["n_tokens"], f["start"])):
+    for found in sorted(row["found"], key=lambda f: (-f["n_tokens"], f["start"], f["name"])):
         if all(found["end"] <= c["start"] or c["end"] <= found["start"] for c in chosen):
             chosen.append(found)
     return [
@@ -326,13 +360,16 @@ def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _find_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
+def _find_names(
+    segments: DataFrame, name_table: DataFrame, fold_case: bool = False, ner_model: str | None = None
+) -> DataFrame:
     """Occurrences (doc_id, sent_idx, start, end, name) in ``segments`` of the ``name`` keys of
-    ``name_table``: filtered n-grams, made exact by a join, then the longest per sentence."""
+    ``name_table``: filtered n-grams (recognised by ``ner_model`` when given), made exact by a
+    join, then the longest per sentence."""
     bloom = segments.sparkSession.sparkContext.broadcast(_name_filter(name_table))
 
     def candidates_of(row: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return candidate_names(row, bloom.value)
+        return candidate_names(row, bloom.value, fold_case, ner_pipeline(ner_model) if ner_model else None)
 
     candidates = map_rows(segments.select("doc_id", "sentences", "blocked"), candidates_of, _CANDIDATES_DDL)
     found = (
@@ -591,12 +628,14 @@ def link_wikipedia(
     *,
     heuristic: bool = True,
     max_iterations: int = 10,
+    ner_model: str | None = None,
 ) -> dict[str, int]:
     """Link a Wikipedia corpus: write ``aliases_out`` and ``mentions_out``; return the counts.
 
     See the module docstring for the rules; every anchor that does not become a mention is
     counted under its reason (``anchors_invalid``, ``anchors_blank``, ``anchors_crossing_sentence``,
-    ``anchors_disambiguation``, ``anchors_broken_redirect``).
+    ``anchors_disambiguation``, ``anchors_broken_redirect``). ``ner_model`` (a spaCy pipeline)
+    restricts the heuristic's candidate names to the entities it recognises.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
@@ -635,7 +674,7 @@ def link_wikipedia(
         name_entities = (
             _alias_names(aliases).join(aliases, "alias").select("name", "entity_id").distinct()
         ).persist(StorageLevel.MEMORY_AND_DISK)
-        names = _find_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
+        names = _find_names(segments, name_entities, ner_model=ner_model).persist(StorageLevel.MEMORY_AND_DISK)
         counts["name_occurrences"] = names.count()
         links = _heuristic(names, kept, own, name_entities, max_iterations).persist(
             StorageLevel.MEMORY_AND_DISK
@@ -656,13 +695,21 @@ def link_wikipedia(
 
 
 def link_by_string(
-    spark: SparkSession, documents_path: str, names: Mapping[str, list[str]], mentions_out: str
+    spark: SparkSession,
+    documents_path: str,
+    names: Mapping[str, list[str]],
+    mentions_out: str,
+    lowercase_names_any_case: bool = True,
+    ner_model: str | None = None,
 ) -> dict[str, int]:
-    """Link a corpus without hyperlinks (S2ORC) by exact, case-sensitive matches of entity names.
+    """Link a corpus without hyperlinks (S2ORC) by exact matches of entity names.
 
     ``names``: entity_id -> its names. Matching is on token boundaries (spaCy's tokenizer), so a
     name never matches inside a longer word; a string that names two entities is ambiguous and
-    skipped (counted), since nothing here can tell them apart.
+    skipped (counted), since nothing here can tell them apart. Names with capitals match as
+    written; names all in lower case match in any casing (``lowercase_names_any_case``), because
+    datasets such as FewRel 2.0 lowercase every name ("hbv", "child syndrome") while the text
+    writes "HBV" and "CHILD syndrome".
     """
     owners: dict[str, set[str]] = defaultdict(set)
     counts = {"names_blank": 0}
@@ -681,7 +728,7 @@ def link_by_string(
     counts.update(segment_counts)
     name_entities = spark.createDataFrame(sorted(unique.items()), "name string, entity_id string")
     mentions = (
-        _find_names(segments, name_entities)
+        _find_names(segments, name_entities, fold_case=lowercase_names_any_case, ner_model=ner_model)
         .join(name_entities, "name")
         .select("doc_id", "sent_idx", "start", "end", "entity_id", F.lit("string").alias("method"))
     )

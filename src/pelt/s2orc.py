@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, log_skips
+from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, log_skips, require_documents
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +165,9 @@ def build_s2orc_corpus(
             by_kind["documents" if row.skip is None else f"skipped_{row.skip}"] += row["count"]
             by_kind["records"] += row["count"]
             by_kind["bad_utf8"] += row["count"] if row.bad_utf8 else 0
+        if not by_kind["documents"]:
+            log_skips(rows, dict(by_kind), "s2orc corpus")
+            require_documents(0, files, by_kind, "s2orc corpus")
         # A paper met twice (metadata abstract and full text, or two releases) is kept once: the
         # longest text wins; ties go to the smaller text so that reruns choose the same record.
         best = Window.partitionBy("doc_id").orderBy(F.length("text").desc(), F.col("text"))

@@ -12,6 +12,8 @@ straight from the official files, in each dataset's own layout:
 
 The ``tasks:`` config mapping names the files (globs), keyed per task kind (see :data:`DATA_KEYS`);
 a task's kind is its ``kind`` field, else its key (so ``fewrel2: {kind: fewrel, ...}`` works).
+A key may also map names to files (Wiki80's ``train: {"1%": ..., "100%": ...}``, one file per
+training setting): its values are read.
 """
 
 from __future__ import annotations
@@ -34,8 +36,11 @@ DATA_KEYS: dict[str, tuple[str, ...]] = {
 Entity = tuple[str, str | None]
 
 
-def expand_globs(patterns: str | list[str], what: str) -> list[str]:
-    """Files matched by ``patterns`` in order; a glob that matches nothing is a config error, not an empty task."""
+def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
+    """Files matched by ``patterns`` (a mapping: its values) in order; a glob that matches nothing is a config
+    error, not an empty task."""
+    if isinstance(patterns, Mapping):
+        patterns = list(patterns.values())
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import bz2
+import codecs
 import html
 import logging
 import os
@@ -127,6 +128,32 @@ class DumpStats:
     pages: int = 0
     bad_pages: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    bad_utf8: int = 0  # bytes that were not UTF-8, each replaced by U+FFFD
+
+
+# Bytes that are not UTF-8, as the surrogateescape error handler keeps them (U+DC80..U+DCFF).
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]")
+
+
+def _decoded(chunks: Iterable[bytes], stats: DumpStats) -> Iterator[str]:
+    """The chunks as text, each byte that is not UTF-8 replaced by U+FFFD and counted.
+
+    The XML parser would stop at the first such byte and lose the rest of the file (a whole dump
+    for one bad byte); decoding here keeps every page. The incremental decoder carries a character
+    split across two chunks over to the next, so the result does not depend on the chunking.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    for chunk in _with_end(chunks):
+        text, n = _ESCAPED_BYTES.subn("\ufffd", decoder.decode(chunk, final=not chunk))
+        stats.bad_utf8 += n
+        if text:
+            yield text
+
+
+def _with_end(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The non-empty chunks, then one empty chunk: the decoder's end of input."""
+    yield from (chunk for chunk in chunks if chunk)
+    yield b""
 
 
 def _local(tag: str) -> str:
@@ -166,7 +193,8 @@ def iter_pages_from_chunks(
     ``<page>`` elements. XMLPullParser is the incremental parser behind ``ET.iterparse``; it is
     used directly so that decompressed byte ranges can be fed to it. An error from the byte
     source or the parser ends the stream after the pages already complete, and is recorded in
-    ``stats.errors`` and logged.
+    ``stats.errors`` and logged. Bytes that are not UTF-8 are replaced and counted
+    (``stats.bad_utf8``, logged), not an error.
     """
     parser = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None
@@ -193,17 +221,19 @@ def iter_pages_from_chunks(
 
     try:
         if wrap:
-            parser.feed(b"<pages>")
-        for chunk in chunks:
-            parser.feed(chunk)
+            parser.feed("<pages>")
+        for text in _decoded(chunks, stats):
+            parser.feed(text)
             yield from drain()
         if wrap:
-            parser.feed(b"</pages>")
+            parser.feed("</pages>")
         parser.close()
         yield from drain()
     except (ET.ParseError, EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
         logger.error("dump read stopped after %d pages: %s: %s", stats.pages, type(exc).__name__, exc)
+    if stats.bad_utf8:
+        logger.warning("%d bytes that are not UTF-8 replaced by U+FFFD", stats.bad_utf8)
 
 
 def _open_dump(path: str | os.PathLike[str]) -> BinaryIO:

@@ -23,7 +23,6 @@ def corpus_files(key):
 
     def files(wildcards):
         paths = CORPORA[wildcards.domain].get(key, [])
-        paths = [paths] if isinstance(paths, str) else paths
         return expand_globs(paths, f"corpora.{wildcards.domain}.{key}")
 
     return files
@@ -53,6 +52,15 @@ def model_norm(wildcards):
     return MODELS[wildcards.model].get("norm")
 
 
+def norm_from_sweep(model):
+    """Whether the fine-tuning runs of a model take L from its LAMA norm sweep.
+
+    The paper picks L on the knowledge probe (section 3.1). A norm in the config wins; without a
+    LAMA task there is no sweep, and L is the table's default (the model family's).
+    """
+    return MODELS[model].get("norm") is None and "lama" in config["tasks"]
+
+
 def spark_params():
     return {
         "master": config["spark"]["master"],
@@ -60,8 +68,45 @@ def spark_params():
     }
 
 
+# The FewRel tasks and the benchmark each reports (the paper's Table 2): 1.0 on Wikipedia, 2.0 biomedical.
+FEWREL_DATASETS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
+FEWREL_TASKS = [name for name in FEWREL_DATASETS if name in config["tasks"]]
+# Keys of a fine-tuning task that name its data or its grid of runs; every other key is a
+# hyper-parameter, passed as is to run_fewrel / run_wiki80 (the keys are their argument names).
+FINETUNING_DATA_KEYS = {"domain", "train", "val", "test", "dev", "exclude", "label2id"}
+FINETUNING_GRID_KEYS = {"settings", "seeds"}
+VARIANTS = ["baseline", "pelt"]
+
+
+def task_kind(name):
+    """How pelt.tasks reads a task's files: FewRel 2.0 is a FewRel task under another key."""
+    return "fewrel" if name in FEWREL_DATASETS else name
+
+
 def task_domains():
     return sorted({task["domain"] for task in config["tasks"].values()})
+
+
+def settings_of(name):
+    """The settings a fine-tuning task runs: FewRel's N-K list, Wiki80's training settings."""
+    task = config["tasks"][name]
+    return task["settings"] if task_kind(name) == "fewrel" else list(task["train"])
+
+
+def finetuning_results(names):
+    """The result files of tasks: one per model, variant, setting and seed."""
+    return [
+        path
+        for name in names
+        for path in expand(
+            "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
+            task=name,
+            model=MODELS,
+            variant=VARIANTS,
+            setting=settings_of(name),
+            seed=config["tasks"][name]["seeds"],
+        )
+    ]
 
 
 def all_outputs():
@@ -76,19 +121,26 @@ def all_outputs():
             domain=domain,
             model=MODELS,
         )
+    summaries = []
     if "lama" in config["tasks"]:
-        outputs += expand(
-            "results/eval/summary/{summary}.{ext}",
-            summary=["lama", "norm_sweep"],
-            ext=["csv", "md"],
-        )
+        summaries += ["lama", "norm_sweep"]
+    if FEWREL_TASKS:
+        summaries.append("fewrel")
+    if "wiki80" in config["tasks"]:
+        summaries.append("wiki80")
+    outputs += expand(
+        "results/eval/summary/{summary}.{ext}", summary=summaries, ext=["csv", "md"]
+    )
+    if "lama" in config["tasks"]:
+        outputs.append("results/eval/report/lama_buckets.svg")
+    outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "svg"])
     return outputs
 
 
 def expand_globs(patterns, key):
-    """Files of a list of globs, sorted; a glob that matches nothing is a config error."""
+    """Files of a glob or a list of globs, sorted; a glob that matches nothing is a config error."""
     files = []
-    for pattern in patterns:
+    for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern))
         if not matched:
             raise WorkflowError(f"{key}: no file matches {pattern!r}")
@@ -97,9 +149,26 @@ def expand_globs(patterns, key):
 
 
 def tasks_of_domain(domain):
-    """The `tasks:` entries that use this domain's table."""
+    """The `tasks:` entries that use this domain's table, with the kind pelt.tasks reads them as
+    where their key does not say it."""
     return {
-        name: task for name, task in config["tasks"].items() if task["domain"] == domain
+        name: task if task_kind(name) == name else dict(task, kind=task_kind(name))
+        for name, task in config["tasks"].items()
+        if task["domain"] == domain
+    }
+
+
+# What decides a domain's task entities: each task's domain, kind and data files (the keys that
+# pelt.tasks.DATA_KEYS reads). Every other task key is an evaluation setting (batch size, epochs,
+# norms...): changing one must rerun that evaluation, not the sampling and encoding before it.
+TASK_ENTITY_KEYS = {"domain", "kind", "facts", "train", "val", "test", "dev"}
+
+
+def task_entity_params(wildcards):
+    """The task_entities rules' params: of each task of the domain, only TASK_ENTITY_KEYS."""
+    return {
+        name: {key: value for key, value in task.items() if key in TASK_ENTITY_KEYS}
+        for name, task in tasks_of_domain(wildcards.domain).items()
     }
 
 
@@ -112,20 +181,163 @@ def lama_files():
     }
 
 
-def task_files(wildcards):
-    """Every task data file of a domain, so that editing one reruns what depends on it."""
-    files = []
-    if "lama" in tasks_of_domain(wildcards.domain):
-        files += lama_files()["facts"]
+def fewrel_files(name):
+    """The files of a FewRel task, globs expanded."""
+    task = config["tasks"][name]
+    files = {
+        part: expand_globs(task.get(part, []), f"tasks.{name}.{part}")
+        for part in ("train", "val", "test", "exclude")
+    }
+    if "train" not in task:
+        files["train"] = fewrel_default_training(name)
     return files
+
+
+def fewrel_default_training(name):
+    """The training files of a FewRel task that sets no `train`: the wiki80 task's files (Wiki80 is
+    FewRel's train + val, and run_fewrel drops every relation that the test data holds); none
+    when it does not train (steps 0)."""
+    if "wiki80" in config["tasks"]:
+        return wiki80_every_file()
+    if config["tasks"][name]["steps"] > 0:
+        raise WorkflowError(
+            f"tasks.{name}.train: not set, and there is no tasks.wiki80 to train on"
+            " (or set steps: 0 to test the pre-trained model)"
+        )
+    return []
+
+
+def wiki80_every_file():
+    """Every data file of the Wiki80 task: its training settings' files, dev and test."""
+    task = config["tasks"]["wiki80"]
+    return [
+        *task["train"].values(),
+        task["dev"],
+        *([task["test"]] if "test" in task else []),
+    ]
+
+
+def wiki80_files(setting):
+    """The files of one Wiki80 run: evaluation on `test` with the epoch best on `dev` (the paper's
+    protocol) when a test file is configured, else on `dev` with the last epoch."""
+    task = config["tasks"]["wiki80"]
+    files = {"train": task["train"][setting], "label2id": task["label2id"]}
+    if "test" in task:
+        return dict(files, eval=task["test"], select_on=task["dev"])
+    return dict(files, eval=task["dev"])
+
+
+def task_files(wildcards):
+    """Every task data file of a domain that pelt.tasks reads entities from, so that editing one
+    reruns what depends on it."""
+    files = []
+    for name, task in tasks_of_domain(wildcards.domain).items():
+        kind = task_kind(name)
+        if kind == "lama":
+            files += lama_files()["facts"]
+        elif kind == "fewrel":
+            read = fewrel_files(name)
+            files += read["val"] + read["test"]
+            if "train" in task:  # else Wiki80's files, read as the wiki80 task's
+                files += read["train"]
+        elif kind == "wiki80":
+            files += wiki80_every_file()
+    return files
+
+
+def evaluation_inputs(wildcards, task, files, with_table):
+    """Input function body shared by the evaluations: data files, the model, and (with_table) the
+    entity table of the task's domain with the domain's resolved task entities."""
+    inputs = dict(files, model=model_input(wildcards))
+    if with_table:
+        domain = config["tasks"][task]["domain"]
+        inputs["table"] = f"results/tables/{domain}/{wildcards.model}/table.parquet"
+        inputs["task_entities"] = f"results/samples/{domain}/task_entities.parquet"
+    return inputs
+
+
+COVERAGE_TABLES = [(domain, model) for domain in task_domains() for model in MODELS]
+
+
+def uhn_person_model():
+    """What from_pretrained gets for LAMA-UHN's person-name filter (None: string filter only)."""
+    name = config["tasks"].get("lama", {}).get("uhn", {}).get("person_model")
+    return "results/models/demo" if name == "demo" else name
+
+
+def uhn_model_input(wildcards):
+    return (
+        ["results/models/demo"] if uhn_person_model() == "results/models/demo" else []
+    )
+
+
+def coverage_inputs(wildcards):
+    """Each task domain's resolved task entities, and every model's table of each domain, in the
+    order of COVERAGE_TABLES."""
+    return {
+        "task_entities": expand(
+            "results/samples/{domain}/task_entities.parquet", domain=task_domains()
+        ),
+        "tables": [
+            f"results/tables/{domain}/{model}/table.parquet"
+            for domain, model in COVERAGE_TABLES
+        ],
+    }
 
 
 def lama_inputs(wildcards):
     """Both variants read the table: the baseline only for the frequency buckets."""
-    domain = config["tasks"]["lama"]["domain"]
-    return dict(
-        lama_files(),
-        model=model_input(wildcards),
-        table=f"results/tables/{domain}/{wildcards.model}/table.parquet",
-        task_entities=f"results/samples/{domain}/task_entities.parquet",
-    )
+    return evaluation_inputs(wildcards, "lama", lama_files(), with_table=True)
+
+
+def finetuning_inputs(wildcards):
+    """FewRel and Wiki80 runs: only the pelt variant reads the table, and the model's LAMA norm
+    sweep where that chooses L (norm_from_sweep)."""
+    if task_kind(wildcards.task) == "fewrel":
+        files = fewrel_files(wildcards.task)
+    else:
+        files = wiki80_files(wildcards.setting)
+    pelt = wildcards.variant == "pelt"
+    inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=pelt)
+    if pelt and norm_from_sweep(wildcards.model):
+        inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
+    return inputs
+
+
+def finetuning_options(wildcards):
+    """Keyword arguments of run_fewrel / run_wiki80 known before the job runs: seed, variant, the
+    setting (FewRel: N and K, and the benchmark's name), and the task's hyper-parameters as
+    configured; a mapping (Wiki80's epochs) is per setting."""
+    task = config["tasks"][wildcards.task]
+    options = {
+        key: value[wildcards.setting] if isinstance(value, dict) else value
+        for key, value in task.items()
+        if key not in FINETUNING_DATA_KEYS | FINETUNING_GRID_KEYS
+    }
+    options.update(seed=int(wildcards.seed), variant=wildcards.variant)
+    if task_kind(wildcards.task) == "fewrel":
+        n_way, k_shot = map(int, wildcards.setting.split("-"))
+        options.update(
+            n_way=n_way, k_shot=k_shot, dataset=FEWREL_DATASETS[wildcards.task]
+        )
+    else:
+        options.update(setting=wildcards.setting)
+    return options
+
+
+def check_finetuning_tasks():
+    """Config errors the schema cannot express, refused before the DAG is built: a FewRel task with
+    nothing to train on (fewrel_default_training raises), a Wiki80 setting without its epochs.
+    """
+    for name in FEWREL_TASKS:
+        if "train" not in config["tasks"][name]:
+            fewrel_default_training(name)
+    wiki80 = config["tasks"].get("wiki80")
+    missing = sorted(set(wiki80["train"]) - set(wiki80["epochs"])) if wiki80 else []
+    if missing:
+        raise WorkflowError(
+            f"tasks.wiki80.epochs: no epochs for the training settings {missing}"
+        )
+
+
+check_finetuning_tasks()

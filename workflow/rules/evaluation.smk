@@ -1,9 +1,11 @@
-# Evaluation: LAMA P@1 for each model, without (baseline) and with (pelt) the table.
+# Evaluation: LAMA P@1 for each model, without (baseline) and with (pelt) the table; the norm sweep;
+# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed.
 
 
 rule lama:
     input:
         unpack(lama_inputs),
+        uhn="results/eval/lama/uhn.json",
     output:
         result="results/eval/lama/{model}/{variant}.json",
         predictions="results/eval/lama/{model}/{variant}.predictions.jsonl",
@@ -24,6 +26,26 @@ rule lama:
         "../scripts/lama.py"
 
 
+rule lama_uhn:
+    input:
+        facts=lambda wildcards: lama_files()["facts"],
+        model=uhn_model_input,
+    output:
+        "results/eval/lama/uhn.json",
+    log:
+        "logs/eval/lama/uhn.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        person_model=uhn_person_model(),
+        uhn=config["tasks"].get("lama", {}).get("uhn", {}),
+    script:
+        "../scripts/lama_uhn.py"
+
+
 rule lama_summary:
     input:
         expand(
@@ -32,7 +54,11 @@ rule lama_summary:
             variant=["baseline", "pelt"],
         ),
     output:
-        csv="results/eval/summary/lama.csv",
+        csv=report(
+            "results/eval/summary/lama.csv",
+            caption="../report/lama.rst",
+            category="LAMA",
+        ),
         md="results/eval/summary/lama.md",
     log:
         "logs/eval/summary/lama.log",
@@ -66,7 +92,11 @@ rule norm_sweep_summary:
     input:
         expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
     output:
-        csv="results/eval/summary/norm_sweep.csv",
+        csv=report(
+            "results/eval/summary/norm_sweep.csv",
+            caption="../report/norm_sweep.rst",
+            category="LAMA",
+        ),
         md="results/eval/summary/norm_sweep.md",
     log:
         "logs/eval/summary/norm_sweep.log",
@@ -75,3 +105,128 @@ rule norm_sweep_summary:
         "../../envs/torch.yaml"
     script:
         "../scripts/norm_sweep_summary.py"
+
+
+rule fewrel:
+    input:
+        unpack(finetuning_inputs),
+    output:
+        "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
+    log:
+        "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
+    wildcard_constraints:
+        task="|".join(FEWREL_TASKS) or NEVER,
+        variant="baseline|pelt",
+        setting=r"[0-9]+-[0-9]+",
+        seed=r"[0-9]+",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        model=model_name_or_path,
+        norm=model_norm,
+        options=finetuning_options,
+    script:
+        "../scripts/fewrel.py"
+
+
+rule wiki80:
+    input:
+        unpack(finetuning_inputs),
+    output:
+        "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
+    log:
+        "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
+    wildcard_constraints:
+        task="wiki80",
+        variant="baseline|pelt",
+        setting=(
+            "|".join(map(re.escape, settings_of("wiki80")))
+            if "wiki80" in config["tasks"]
+            else NEVER
+        ),
+        seed=r"[0-9]+",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        model=model_name_or_path,
+        norm=model_norm,
+        options=finetuning_options,
+    script:
+        "../scripts/wiki80.py"
+
+
+rule finetuning_summary:
+    input:
+        lambda wildcards: finetuning_results(
+            FEWREL_TASKS if wildcards.summary == "fewrel" else ["wiki80"]
+        ),
+    output:
+        csv=report(
+            "results/eval/summary/{summary}.csv",
+            caption="../report/finetuning.rst",
+            category="Fine-tuning",
+        ),
+        md="results/eval/summary/{summary}.md",
+    log:
+        "logs/eval/summary/{summary}.log",
+    wildcard_constraints:
+        summary="fewrel|wiki80",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/finetuning_summary.py"
+
+
+rule lama_bucket_plot:
+    input:
+        expand(
+            "results/eval/lama/{model}/{variant}.json",
+            model=MODELS,
+            variant=VARIANTS,
+        ),
+    output:
+        report(
+            "results/eval/report/lama_buckets.svg",
+            caption="../report/lama_buckets.rst",
+            category="LAMA",
+        ),
+    log:
+        "logs/eval/report/lama_buckets.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/lama_bucket_plot.py"
+
+
+rule coverage:
+    input:
+        unpack(coverage_inputs),
+    output:
+        csv=report(
+            "results/eval/report/coverage.csv",
+            caption="../report/coverage.rst",
+            category="Linking",
+        ),
+        svg=report(
+            "results/eval/report/coverage.svg",
+            caption="../report/coverage.rst",
+            category="Linking",
+        ),
+    log:
+        "logs/eval/report/coverage.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        domains=task_domains(),
+        tables=COVERAGE_TABLES,
+    script:
+        "../scripts/coverage.py"

@@ -19,6 +19,7 @@ rule link_wikipedia:
         spark=spark_params(),
         heuristic=config["linking"]["heuristic"],
         max_iterations=config["linking"]["max_iterations"],
+        ner_model=config["linking"].get("ner_model"),
     script:
         "../scripts/link_wikipedia.py"
 
@@ -38,5 +39,6 @@ rule link_strings:
     threads: config["spark"]["threads"]
     params:
         spark=spark_params(),
+        ner_model=config["linking"].get("ner_model"),
     script:
         "../scripts/link_strings.py"

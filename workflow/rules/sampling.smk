@@ -15,7 +15,7 @@ rule task_entities:
     threads: config["spark"]["threads"]
     params:
         spark=spark_params(),
-        tasks=lambda wildcards: tasks_of_domain(wildcards.domain),
+        tasks=task_entity_params,
     script:
         "../scripts/task_entities.py"
 
@@ -29,10 +29,11 @@ rule task_entities_by_name:
         "logs/samples/{domain}/task_entities.log",
     wildcard_constraints:
         domain=domains_of_kind("s2orc"),
+    localrule: True
     conda:
         "../../envs/spark.yaml"
     params:
-        tasks=lambda wildcards: tasks_of_domain(wildcards.domain),
+        tasks=task_entity_params,
     script:
         "../scripts/task_entities_by_name.py"
 

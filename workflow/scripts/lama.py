@@ -18,6 +18,7 @@ run_lama(
     task_entities_path=snakemake.input.task_entities,
     norm=snakemake.params.norm,
     variant=snakemake.wildcards.variant,
+    uhn_path=snakemake.input.uhn,
     batch_size=task["batch_size"],
     max_length=task["max_length"],
 )

@@ -13,4 +13,5 @@ link_by_string(
     snakemake.input.documents,
     names_by_entity(snakemake.input.task_entities),
     snakemake.output.mentions,
+    ner_model=snakemake.params.ner_model,
 )

@@ -15,4 +15,5 @@ link_wikipedia(
     snakemake.output.mentions,
     heuristic=snakemake.params.heuristic,
     max_iterations=snakemake.params.max_iterations,
+    ner_model=snakemake.params.ner_model,
 )

@@ -169,7 +169,8 @@ def split_fewrel(
     The configured validation data is used when it is disjoint from the test data; otherwise
     validation relations are held out of the training data (see the module docstring).  Relations
     of ``excluded`` are removed from the training data too.  Returns the two lists and a description
-    of the split for the result file.
+    of the split for the result file (``validation_source``: ``given``, ``holdout``, or ``none`` when
+    there is neither usable validation data nor a training relation to hold out).
     """
     test_keys = {inst.key for inst in test}
     test_relations = {inst.relation for inst in test}
@@ -185,7 +186,7 @@ def split_fewrel(
         held_set = set(held)
         val_kept = [inst for inst in train_kept if inst.relation in held_set]
         train_kept = [inst for inst in train_kept if inst.relation not in held_set]
-        source = "holdout"
+        source = "holdout" if held else "none"
     info = {
         "validation_source": source,
         "validation_relations": sorted({inst.relation for inst in val_kept}),
@@ -240,22 +241,31 @@ def run_fewrel(
     64 training relations, the paper's training set, of which validation then holds out a quarter).  ``dataset`` names the benchmark in the result
     (``fewrel1`` / ``fewrel2`` match the paper's Table 2).  ``norm`` is L (default: the
     table's).  ``n_query`` is the queries per relation in validation and test episodes.
+
+    ``steps=0`` tests the pre-trained encoder as it is, without fine-tuning: ``train``, ``val`` and
+    ``exclude`` are then not read, so a benchmark without training relations (the demo, whose
+    FewRel relations are all its Wiki80 relations) can still be scored.
     """
     train_n_way = train_n_way or n_way
     if min(n_way, k_shot, n_query, train_n_way, train_n_query, batch_size, eval_every) < 1 or steps < 0:
         raise ValueError("run_fewrel: N, K, queries, batch size and eval_every must be positive, steps >= 0")
     seed_everything(seed)
     test_data = read_instances(test)
-    train_data, val_data, split = split_fewrel(
-        read_instances(train),
-        read_instances(val),
-        test_data,
-        n_way=n_way,
-        val_relations=val_relations,
-        excluded=read_instances(exclude or []),
-    )
-    train_pool = relation_pool(train_data, k_shot + train_n_query, train_n_way, "FewRel training data")
-    val_pool = relation_pool(val_data, k_shot + n_query, n_way, "FewRel validation data")
+    if steps:
+        train_data, val_data, split = split_fewrel(
+            read_instances(train),
+            read_instances(val),
+            test_data,
+            n_way=n_way,
+            val_relations=val_relations,
+            excluded=read_instances(exclude or []),
+        )
+        train_pool = relation_pool(train_data, k_shot + train_n_query, train_n_way, "FewRel training data")
+        val_pool = relation_pool(val_data, k_shot + n_query, n_way, "FewRel validation data")
+    else:
+        logger.info("FewRel: steps 0, testing the pre-trained encoder; training and validation data are not read")
+        train_data, val_data, split = split_fewrel([], [], test_data, n_way=n_way)
+        train_pool = val_pool = {}
     test_pool = relation_pool(test_data, k_shot + n_query, n_way, "FewRel test data")
 
     encoder = load_encoder(
@@ -276,7 +286,7 @@ def run_fewrel(
         marked[name] = encoder.mark(data, entity_ids)
         counts[name] = entity_counts(entity_ids, encoder.table, task_entities_path is not None)
 
-    val_set = sample_episodes(val_pool, val_episodes, n_way, k_shot, n_query, seed, _VAL_STREAM)
+    val_set = sample_episodes(val_pool, val_episodes, n_way, k_shot, n_query, seed, _VAL_STREAM) if steps else []
     test_set = sample_episodes(test_pool, test_episodes, n_way, k_shot, n_query, seed, _TEST_STREAM)
     history = _train(
         encoder,

@@ -59,6 +59,12 @@ GOOGLE_RE_TEMPLATES = {
     "date_of_birth": "[X] (born [Y]).",
     "place_of_death": "[X] died in [Y] .",
 }
+# LAMA-UHN's person-name filter (E-BERT): relations whose subject is a person, and what is asked of
+# each part of the name ("[X] is a common name in the following <kind>: [MASK] .").
+PERSON_NAME_QUERIES = {
+    "P19": "city", "P20": "city", "P27": "country", "P103": "language", "P1412": "language",
+    "place_of_birth": "city", "place_of_death": "city",
+}
 # Lower bounds of the subject-frequency buckets; the last bucket is open.
 BUCKET_BOUNDS = (0, 10, 50, 100)
 
@@ -160,18 +166,87 @@ def fill_template(template: str, subject: str, mask_token: str) -> tuple[str, in
     return text, span[0], span[1]
 
 
-def lama_uhn_filter(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
-    """LAMA-UHN's string filter (Poerner et al. 2020): drop facts whose object is in the subject's name.
+def object_in_subject(fact: Fact) -> bool:
+    """LAMA-UHN's first filter (Poerner et al. 2020): the object is a case-insensitive substring of
+    the subject's name (``Apple Watch`` is produced by ``Apple``), so the name alone gives it away."""
+    return fact.object.lower() in fact.subject.lower()
 
-    Such facts (``Apple Watch`` is produced by ``Apple``) can be answered from the name alone.
-    The comparison is case-insensitive on the whole object label.  LAMA-UHN's second filter (person
-    names that a model associates with a language or nationality) needs a model's guesses and is
-    not applied.  Returns the kept facts and the number dropped.
+
+def person_name_prompts(fact: Fact, kind: str, mask_token: str) -> list[str]:
+    """LAMA-UHN's second filter asks, for each whitespace token of a person's name, which
+    ``kind`` (language, country, city) it is a common name in: the model's name associations."""
+    return [f"{part} is a common name in the following {kind}: {mask_token} ." for part in fact.subject.split()]
+
+
+@torch.inference_mode()
+def person_name_hits(
+    facts: Sequence[Fact],
+    model_name_or_path: str,
+    queries: Mapping[str, str] = PERSON_NAME_QUERIES,
+    top_k: int = 3,
+    batch_size: int = 32,
+) -> set[str]:
+    """The uuids of facts that LAMA-UHN's person-name filter removes.
+
+    A fact of a relation in ``queries`` (relation -> the word asked for) goes when its object is
+    among the filter model's ``top_k`` predictions (whole vocabulary, as E-BERT does with
+    bert-base-cased) for any part of the subject's name: a correct answer may then come from
+    the name ("Jean Marais" is French by his first name), not from knowledge of the person.
     """
-    kept = [f for f in facts if f.object.lower() not in f.subject.lower()]
-    dropped = len(facts) - len(kept)
-    logger.info("LAMA-UHN filter: dropped %d of %d facts", dropped, len(facts))
-    return kept, dropped
+    asked = [f for f in facts if f.relation in queries]
+    if not asked:
+        return set()
+    model, tokenizer = load_masked_lm(model_name_or_path)
+    prompts = [(f.uuid, text) for f in asked for text in person_name_prompts(f, queries[f.relation], tokenizer.mask_token)]
+    guesses: dict[str, set[str]] = {}
+    for lo in tqdm(range(0, len(prompts), batch_size), desc="LAMA-UHN person names", unit="batch"):
+        chunk = prompts[lo : lo + batch_size]
+        batch = tokenizer([text for _, text in chunk], return_tensors="pt", padding=True).to(model.device)
+        logits = forward_mlm(model, None, batch["attention_mask"], batch["input_ids"])
+        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+        top = logits[rows, cols].float().topk(top_k, dim=-1).indices.tolist()
+        for row, ids in zip(rows.tolist(), top):
+            words = {tokenizer.decode([token_id]).strip().lower() for token_id in ids}
+            guesses.setdefault(chunk[row][0], set()).update(words)
+    return {f.uuid for f in asked if f.object.lower() in guesses.get(f.uuid, set())}
+
+
+def build_uhn(
+    facts: list[str],
+    out_json: str,
+    *,
+    person_model: str | None = None,
+    queries: Mapping[str, str] = PERSON_NAME_QUERIES,
+    top_k: int = 3,
+    batch_size: int = 32,
+) -> dict:
+    """Which LAMA facts LAMA-UHN removes, and why: written once per fact set, read by every model's run.
+
+    ``person_model`` None applies the string filter only (logged), since the person-name filter
+    needs a model's guesses; E-BERT used bert-base-cased.
+    """
+    all_facts, _ = load_facts(facts)
+    dropped = {f.uuid: "object_in_subject" for f in all_facts if object_in_subject(f)}
+    if person_model:
+        rest = [f for f in all_facts if f.uuid not in dropped]
+        dropped.update(dict.fromkeys(sorted(person_name_hits(rest, person_model, queries, top_k, batch_size)),
+                                     "person_name"))
+    else:
+        logger.warning("LAMA-UHN: no person_model configured, the person-name filter is not applied")
+    counts = {"facts": len(all_facts), "kept": len(all_facts) - len(dropped),
+              **{f"dropped_{reason}": n for reason, n in sorted(Counter(dropped.values()).items())}}
+    uhn = {"person_model": person_model, "queries": dict(queries) if person_model else None,
+           "top_k": top_k if person_model else None, "counts": counts, "dropped": dropped}
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(uhn, fh, indent=2)
+    logger.info("LAMA-UHN: %s", ", ".join(f"{k} = {v}" for k, v in counts.items()))
+    return uhn
+
+
+def read_uhn(path: str | os.PathLike[str]) -> set[str]:
+    """The uuids of the facts LAMA-UHN removes (see :func:`build_uhn`)."""
+    with open(path, encoding="utf-8") as fh:
+        return set(json.load(fh)["dropped"])
 
 
 def resolve_entities(
@@ -258,7 +333,7 @@ class _Probe:
     candidates: dict[str, int]
     n_read: int
     n_malformed: int
-    n_uhn_dropped: int
+    uhn_dropped: set[str] | None  # uuids LAMA-UHN removes; None: no LAMA-UHN scores
     table_path: str | None
     table: EntityTable | None
     entity_ids: list[str | None]
@@ -272,14 +347,11 @@ def _prepare(
     common_vocab_path: str,
     table_path: str | None,
     task_entities_path: str | None,
-    uhn: bool,
+    uhn_path: str | None,
 ) -> _Probe:
     """Read facts and templates, load the model, pick candidates, resolve subjects (see the module docstring)."""
     templates = load_templates(relations_path)
     all_facts, n_malformed = load_facts(facts)
-    n_uhn_dropped = 0
-    if uhn:
-        all_facts, n_uhn_dropped = lama_uhn_filter(all_facts)
     unknown = sorted({f.relation for f in all_facts} - set(templates))
     if unknown:
         raise ValueError(f"no template for relations {unknown} in {relations_path}")
@@ -305,8 +377,9 @@ def _prepare(
         frequencies = [freq.get(e, 0) if e else 0 for e in entity_ids]
     return _Probe(
         model_name_or_path=model_name_or_path, model=model, tokenizer=tokenizer, templates=templates, facts=kept,
-        dropped=dropped, candidates=candidates, n_read=len(all_facts) + n_malformed + n_uhn_dropped,
-        n_malformed=n_malformed, n_uhn_dropped=n_uhn_dropped, table_path=table_path, table=table,
+        dropped=dropped, candidates=candidates, n_read=len(all_facts) + n_malformed,
+        n_malformed=n_malformed, uhn_dropped=read_uhn(uhn_path) if uhn_path else None, table_path=table_path,
+        table=table,
         entity_ids=entity_ids, frequencies=frequencies,
     )
 
@@ -345,7 +418,8 @@ def _score(
         bucket["facts"] += 1
         bucket["correct"] += correct
         records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency,
-                        "prediction": names[pred], "correct": correct, "injected": inj})
+                        "prediction": names[pred], "correct": correct, "injected": inj,
+                        "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped})
     if predictions_out is not None:
         with open(predictions_out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
@@ -370,12 +444,13 @@ def _score(
         "table": probe.table_path,
         "macro_p_at_1": sum(scored) / len(scored) if scored else None,
         "micro_p_at_1": _p_at_1(sum(s["correct"] for s in per_relation.values()), n_eval),
+        "benchmarks": _benchmark_scores(records),
         "per_relation": dict(sorted(per_relation.items())),
         "buckets": buckets if table is not None else None,
         "counts": {
             "facts_read": probe.n_read,
             "malformed": probe.n_malformed,
-            "dropped_uhn": probe.n_uhn_dropped,
+            "not_in_uhn": None if probe.uhn_dropped is None else sum(not r["uhn"] for r in records),
             "dropped_not_candidate": sum(dropped.values()),
             "dropped_truncated": n_truncated,
             "facts_evaluated": n_eval,
@@ -386,6 +461,34 @@ def _score(
             "subject_not_in_table": sum(bool(e) and e not in table for e in entity_ids) if table is not None else None,
         },
     }
+
+
+def benchmark_of(relation: str) -> str:
+    """The paper's column a relation counts towards: Google-RE's three relations, or T-REx."""
+    return "G-RE" if relation in GOOGLE_RE_TEMPLATES else "T-REx"
+
+
+def _benchmark_scores(records: Sequence[Mapping]) -> dict[str, dict]:
+    """Macro / micro P@1 per column of the paper's Table 4 (G-RE, T-REx, and their LAMA-UHN subsets
+    when the records carry ``uhn``), from the per-fact records: one prediction serves both."""
+    groups: dict[str, list[Mapping]] = {}
+    for r in records:
+        name = benchmark_of(r["relation"])
+        groups.setdefault(name, []).append(r)
+        if r["uhn"]:
+            groups.setdefault(f"UHN {name}", []).append(r)
+    out = {}
+    for name in sorted(groups, key=lambda n: (n.startswith("UHN"), n)):
+        by_relation: dict[str, list[bool]] = {}
+        for r in groups[name]:
+            by_relation.setdefault(r["relation"], []).append(r["correct"])
+        out[name] = {
+            "macro_p_at_1": sum(sum(c) / len(c) for c in by_relation.values()) / len(by_relation),
+            "micro_p_at_1": sum(r["correct"] for r in groups[name]) / len(groups[name]),
+            "facts": len(groups[name]),
+            "relations": len(by_relation),
+        }
+    return out
 
 
 def run_lama(
@@ -400,7 +503,7 @@ def run_lama(
     task_entities_path: str | None = None,
     norm: float | None = None,
     variant: str | None = None,
-    uhn: bool = False,
+    uhn_path: str | None = None,
     batch_size: int = 32,
     max_length: int = 128,
 ) -> dict:
@@ -409,11 +512,13 @@ def run_lama(
     ``variant`` is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
     ``pelt`` when a table is given.  A baseline may still be given the table and task entities: they
     then only assign facts to frequency buckets, so that both variants are bucketed alike.
-    ``norm`` is L for the injected vectors (default: the table's own).  ``uhn`` applies
-    :func:`lama_uhn_filter` first.
+    ``norm`` is L for the injected vectors (default: the table's own).  ``uhn_path`` (written by
+    :func:`build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
     """
     variant = resolve_variant(variant, table_path, task_entities_path, "run_lama")
-    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn)
+    probe = _prepare(
+        model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn_path
+    )
     if variant == "pelt":
         probe.table.check_model(probe.model)
     result = _score(probe, variant, norm, batch_size, max_length, predictions_out)
@@ -442,7 +547,6 @@ def sweep_norm(
     table_path: str,
     task_entities_path: str,
     norms: Iterable[float] = range(1, 11),
-    uhn: bool = False,
     batch_size: int = 32,
     max_length: int = 128,
 ) -> dict:
@@ -456,7 +560,7 @@ def sweep_norm(
     norms = [float(n) for n in norms]
     if not norms or any(n <= 0 for n in norms):
         raise ValueError(f"sweep_norm: norms must be positive, got {norms}")
-    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn)
+    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, None)
     probe.table.check_model(probe.model)
     baseline = _score(probe, "baseline", None, batch_size, max_length, None)
     per_norm = []
@@ -475,13 +579,12 @@ def sweep_norm(
         "model": model_name_or_path,
         "table": table_path,
         "table_norm": probe.table.norm,
-        "uhn": uhn,
         "baseline": {"macro_p_at_1": baseline["macro_p_at_1"], "micro_p_at_1": baseline["micro_p_at_1"],
                      "facts_evaluated": baseline["counts"]["facts_evaluated"]},
         "norms": per_norm,
         "chosen_norm": chosen,
         "counts": {k: baseline["counts"][k] for k in (
-            "facts_read", "malformed", "dropped_uhn", "dropped_not_candidate", "candidates",
+            "facts_read", "malformed", "dropped_not_candidate", "candidates",
             "subject_unresolved", "subject_not_in_table")},
     }
     with open(out_json, "w", encoding="utf-8") as fh:

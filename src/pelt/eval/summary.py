@@ -47,54 +47,79 @@ def _lama_rows(result_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
 def write_lama_summary(
     result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
 ) -> None:
-    """One row per (model, variant): macro and micro P@1, facts evaluated, injected subjects, P@1 per frequency bucket.
+    """One row per (model, variant): macro P@1 per column of the paper's Table 4 (G-RE, T-REx and
+    their LAMA-UHN subsets, with the paper's number beside ours where it reports the model), then
+    facts, injected subjects, micro P@1 and P@1 per frequency bucket.
 
-    Buckets are those of the runs (taken from the first result that has them); a run without
-    frequency information shows them empty rather than invented.
+    Columns and buckets are those the runs have (a run without frequency information or without
+    some benchmark shows it empty rather than invented).
     """
     results = _lama_rows(result_jsons)
+    benchmarks = [b for b in _LAMA_COLUMNS if any(b in (r.get("benchmarks") or {}) for r in results)]
     bucket_names = next((list(r["buckets"]) for r in results if r.get("buckets")), [])
     header = ["model", "variant", "norm", "facts", "injected", "macro_p_at_1", "micro_p_at_1"]
+    header += [f"{kind} {b}" for b in benchmarks for kind in ("p_at_1", "paper")]
     header += [f"p_at_1 {b}" for b in bucket_names] + [f"facts {b}" for b in bucket_names]
     rows = []
     for r in results:
         buckets = r.get("buckets") or {}
-        rows.append(
-            {
-                "model": r["model"],
-                "variant": r["variant"],
-                "norm": r.get("norm"),
-                "facts": r["counts"]["facts_evaluated"],
-                "injected": r["counts"]["injected"],
-                "macro_p_at_1": r["macro_p_at_1"],
-                "micro_p_at_1": r["micro_p_at_1"],
-                **{f"p_at_1 {b}": buckets.get(b, {}).get("p_at_1") for b in bucket_names},
-                **{f"facts {b}": buckets.get(b, {}).get("facts") for b in bucket_names},
-            }
-        )
+        scores = r.get("benchmarks") or {}
+        row = {
+            "model": r["model"],
+            "variant": r["variant"],
+            "norm": r.get("norm"),
+            "facts": r["counts"]["facts_evaluated"],
+            "injected": r["counts"]["injected"],
+            "macro_p_at_1": r["macro_p_at_1"],
+            "micro_p_at_1": r["micro_p_at_1"],
+        }
+        for b in benchmarks:
+            paper = _paper("lama", r["model"], r["variant"], b)
+            row[f"p_at_1 {b}"] = scores.get(b, {}).get("macro_p_at_1")
+            row[f"paper {b}"] = None if paper is None else paper[0]
+        row.update({f"p_at_1 {b}": buckets.get(b, {}).get("p_at_1") for b in bucket_names})
+        row.update({f"facts {b}": buckets.get(b, {}).get("facts") for b in bucket_names})
+        rows.append(row)
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
         writer.writerows(rows)
-    md_header = ["Model", "Variant", "L", "Facts", "Injected", "Macro P@1", "Micro P@1"]
-    md_header += [f"P@1 {b} (n)" for b in bucket_names]
-    lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
-    for row in rows:
-        cells = [
-            f"`{row['model']}`",
-            row["variant"],
-            "–" if row["norm"] is None else f"{row['norm']:g}",
-            str(row["facts"]),
-            str(row["injected"]),
-            _percent(row["macro_p_at_1"]),
-            _percent(row["micro_p_at_1"]),
+
+    def table(columns: list[str], cells_of: Callable[[dict], list[str]]) -> list[str]:
+        lines = ["| " + " | ".join(["Model", "Variant", "L", *columns]) + " |", "|" + "---|" * (len(columns) + 3)]
+        for row in rows:
+            norm = "–" if row["norm"] is None else f"{row['norm']:g}"
+            lines.append("| " + " | ".join([f"`{row['model']}`", row["variant"], norm, *cells_of(row)]) + " |")
+        return lines
+
+    def with_paper(row: dict, b: str) -> str:
+        ours = _percent(row[f"p_at_1 {b}"])
+        return ours if row[f"paper {b}"] is None else f"{ours} ({_percent(row[f'paper {b}'])})"
+
+    sections = []
+    if benchmarks:
+        sections += [
+            f"LAMA and LAMA-UHN macro P@1 (%), the layout of the paper's Table 4; in brackets the {PAPER_CITATION} "
+            "where it reports the model and variant.\n",
+            *table(benchmarks, lambda row: [with_paper(row, b) for b in benchmarks]),
+            "",
         ]
-        cells += [f"{_percent(row[f'p_at_1 {b}'])} ({row[f'facts {b}'] or 0})" for b in bucket_names]
-        lines.append("| " + " | ".join(cells) + " |")
+    sections += [
+        "All facts: precision at 1 (%), macro-averaged over relations unless marked micro; buckets by the "
+        "subject's mention frequency in the corpus.\n",
+        *table(
+            ["Facts", "Injected", "Macro P@1", "Micro P@1", *(f"P@1 {b} (n)" for b in bucket_names)],
+            lambda row: [
+                str(row["facts"]),
+                str(row["injected"]),
+                _percent(row["macro_p_at_1"]),
+                _percent(row["micro_p_at_1"]),
+                *(f"{_percent(row[f'p_at_1 {b}'])} ({row[f'facts {b}'] or 0})" for b in bucket_names),
+            ],
+        ),
+    ]
     with open(out_md, "w", encoding="utf-8") as fh:
-        fh.write("LAMA precision at 1 (%), macro-averaged over relations unless marked micro; "
-                 "buckets by the subject's mention frequency in the corpus.\n\n")
-        fh.write("\n".join(lines) + "\n")
+        fh.write("\n".join(sections) + "\n")
     logger.info("LAMA summary of %d runs written to %s and %s", len(rows), out_csv, out_md)
 
 
@@ -149,6 +174,7 @@ PAPER_RESULTS: dict[str, dict[tuple[str, str], dict[str, tuple[float, float | No
 PAPER_NORMS = {"roberta-base": 7.0, "bert-base-uncased": 10.0, "bart-base": 3.0}
 PAPER_CITATION = "paper (Ye et al. 2022)"
 
+_LAMA_COLUMNS = ("G-RE", "T-REx", "UHN G-RE", "UHN T-REx")
 _BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "Wiki80"}
 _SETTING_ORDER = {s: i for i, s in enumerate(["5-1", "5-5", "10-1", "10-5", "1%", "10%", "100%"])}
 

@@ -1,0 +1,399 @@
+"""Corpus and linking throughput on the real dump sample, stage by stage, against 1 M chars/s/core.
+
+Pure-Python stages are timed outside Spark in CPU seconds of this process (one core), each on the
+whole sample, ``--repeats`` times (median):
+
+* ``read``: bz2 + XML -> pages (``iter_dump_pages``);
+* ``parse``: wikitext -> plain text + anchors (``wikitext_to_plain``), articles only;
+* ``segment``: sentence split + anchor placement (``segment_document``; ``split_sentences`` alone
+  is reported beside it);
+* ``names``: candidate names through the Bloom filter of the sample's aliases, exact filter,
+  longest match (``candidate_names`` + ``longest_names``, what ``_find_names`` runs per row);
+* ``names_exact_set`` (what-if, not in the total): ``names`` with the filter's entries in a
+  Python set, to show what the Bloom filter's pure-Python hashing costs;
+* ``heuristic``: Algorithm 1 per document (``heuristic_links``) on its seeds, candidates and
+  restricted adjacency (prepared untimed here; in Spark that preparation is joins).
+
+Then the whole Spark stages, ``build_wikipedia_corpus`` and ``link_wikipedia``, in wall seconds
+for each ``--masters`` (``local[N]``): per-core rates divide by N; the Spark jobs, stages and tasks
+of one linking run are counted. The slowest pure-Python stage is profiled with cProfile.
+
+    python benchmarks/corpus_throughput.py --out results/benchmarks/corpus_throughput.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import logging
+import os
+import platform
+import pstats
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pelt.corpus import build_wikipedia_corpus, expand_paths
+from pelt.linking import (
+    BloomFilter,
+    add_name,
+    candidate_names,
+    heuristic_links,
+    link_wikipedia,
+    longest_names,
+    name_key,
+    resolve_titles,
+    segment_document,
+)
+from pelt.sentences import split_sentences
+from pelt.spark import get_spark
+from pelt.wikitext import iter_dump_pages, wikitext_to_plain
+
+REPO = Path(__file__).resolve().parents[1]
+DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"
+TARGET = 1_000_000  # chars/s/core for parse + split + link (issue 3)
+PIPELINE = ("parse", "segment", "names", "heuristic")  # read is reported beside: it is I/O + C code
+
+
+def cpu_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], Any]:
+    """Median CPU seconds of ``fn()`` over ``repeats`` runs, all the runs, and the last result."""
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        result = fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times), times, result
+
+
+def find_names(rows: list[dict], bloom: BloomFilter | set[str], names: set[str]) -> list[list[dict]]:
+    """Per document, what ``_find_names`` computes: filtered n-grams, made exact, longest kept."""
+    out = []
+    for row in rows:
+        found: dict[int, list[dict]] = defaultdict(list)
+        for cand in candidate_names(row, bloom):
+            if cand["name"] in names:
+                found[cand["sent_idx"]].append(cand)
+        out.append(
+            [
+                name
+                for sent_idx, cands in found.items()
+                for name in longest_names({"doc_id": row["doc_id"], "sent_idx": sent_idx, "found": cands})
+            ]
+        )
+    return out
+
+
+def heuristic_inputs(
+    segments: list[dict],
+    names: list[list[dict]],
+    name_entities: dict[str, set[str]],
+    titles: dict[str, str | None],
+) -> list[tuple[set[str], dict[str, set[str]], dict[str, set[str]]]]:
+    """(seeds, candidates, adjacency) per document, as ``link_wikipedia``'s joins build them.
+
+    Anchor targets resolve through ``resolve_titles`` (titles absent from the dump keep
+    themselves, as in the linker); the graph is the undirected hyperlink graph of all documents.
+    """
+
+    def resolve(title: str) -> str | None:
+        return titles[title] if title in titles else title
+
+    linked = []
+    graph: dict[str, set[str]] = defaultdict(set)
+    for seg in segments:
+        own = resolve(seg["title"])
+        entities = {e for e in (resolve(a["target"]) for a in seg["anchors"]) if e is not None}
+        if own is None:  # a disambiguation page: no entity of its own, no edges
+            linked.append(entities)
+            continue
+        linked.append(entities | {own})
+        for entity in entities - {own}:
+            graph[own].add(entity)
+            graph[entity].add(own)
+    inputs = []
+    for seeds, found in zip(linked, names, strict=True):
+        candidates = {n["name"]: name_entities[n["name"]] for n in found}
+        nodes = seeds.union(*candidates.values())
+        adjacency = {c: graph[c] & nodes for c in set().union(*candidates.values()) if graph[c] & nodes}
+        inputs.append((seeds, candidates, adjacency))
+    return inputs
+
+
+def top_functions(profile: cProfile.Profile, n: int) -> list[dict[str, Any]]:
+    """The ``n`` functions with the most own time, with their share of the profiled time."""
+    stats = pstats.Stats(profile, stream=io.StringIO())
+    total = stats.total_tt
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:n]
+    return [
+        {
+            "function": f"{Path(file).name}:{line}({func})",
+            "calls": calls,
+            "own_s": round(own, 3),
+            "cumulative_s": round(cum, 3),
+            "own_share": round(own / total, 3),
+        }
+        for (file, line, func), (_, calls, own, cum, _) in rows
+    ]
+
+
+def pure_python(dump: str, aliases_path: str, pages_path: str, repeats: int) -> dict[str, Any]:
+    """CPU time of each per-document stage, run in this process on the whole sample."""
+    results: dict[str, Any] = {}
+
+    def read() -> list:
+        return list(iter_dump_pages(dump))
+
+    results["read"], runs, pages = cpu_seconds(read, repeats)
+    articles = [p for p in pages if p.ns == 0 and p.redirect_to is None]
+    wikitext_chars = sum(len(p.text) for p in articles)
+    results["parse"], _, parsed = cpu_seconds(lambda: [wikitext_to_plain(p.text) for p in articles], repeats)
+    rows = [
+        {
+            "doc_id": str(p.page_id),
+            "title": p.title,
+            "text": text,
+            "links": [{"start": link.start, "end": link.end, "target": link.target} for link in links],
+        }
+        for p, (text, links) in zip(articles, parsed, strict=True)
+    ]
+    plain_chars = sum(len(r["text"]) for r in rows)
+    results["split_sentences"], _, _ = cpu_seconds(
+        lambda: [split_sentences(r["text"]) for r in rows], repeats
+    )
+    results["segment"], _, segments = cpu_seconds(lambda: [segment_document(r)[0] for r in rows], repeats)
+
+    aliases = pq.read_table(aliases_path, columns=["alias", "entity_id"]).to_pylist()
+    name_entities: dict[str, set[str]] = defaultdict(set)
+    for row in aliases:
+        key = name_key(row["alias"])
+        if key:
+            name_entities[key].add(row["entity_id"])
+    bloom = BloomFilter.for_items(sum(len(key.split(" ")) for key in name_entities))
+    for key in name_entities:
+        add_name(bloom, key)
+    results["names"], _, names = cpu_seconds(lambda: find_names(segments, bloom, set(name_entities)), repeats)
+    # What-if: the same entries in an exact Python set (``add_name`` only needs ``add``), i.e. the
+    # cost of name finding without the Bloom filter's pure-Python hashing.
+    entries: set[str] = set()
+    for key in name_entities:
+        add_name(entries, key)
+    results["names_exact_set"], _, _ = cpu_seconds(
+        lambda: find_names(segments, entries, set(name_entities)), repeats
+    )
+
+    spark = get_spark("local[1]")
+    titles = {r["title"]: r["entity_id"] for r in resolve_titles(spark.read.parquet(pages_path)).collect()}
+    spark.stop()
+    inputs = heuristic_inputs(segments, names, name_entities, titles)
+    results["heuristic"], _, linked = cpu_seconds(
+        lambda: [heuristic_links(*i, max_iterations=10) for i in inputs], repeats
+    )
+
+    slowest = max(PIPELINE, key=lambda stage: results[stage])
+    work = {
+        "parse": lambda: [wikitext_to_plain(p.text) for p in articles],
+        "segment": lambda: [segment_document(r) for r in rows],
+        "names": lambda: find_names(segments, bloom, set(name_entities)),
+        "heuristic": lambda: [heuristic_links(*i, max_iterations=10) for i in inputs],
+    }[slowest]
+    profile = cProfile.Profile()
+    profile.runcall(work)
+    return {
+        "cpu_s": {k: round(v, 3) for k, v in results.items()},
+        "read_runs_s": [round(t, 3) for t in runs],
+        "pages": len(pages),
+        "articles": len(articles),
+        "wikitext_chars_all_pages": sum(len(p.text) for p in pages),
+        "wikitext_chars": wikitext_chars,
+        "plain_chars": plain_chars,
+        "sentences": sum(len(s["sentences"]) for s in segments),
+        "name_occurrences": sum(map(len, names)),
+        "names_linked": sum(map(len, linked)),
+        "aliases": len(aliases),
+        "profiled_stage": slowest,
+        "profile_top": top_functions(profile, 12),
+    }
+
+
+def job_counts(spark: Any, group: str) -> dict[str, int]:
+    """Spark jobs, stages and tasks run under a job group: the fixed costs a small input pays."""
+    tracker = spark.sparkContext.statusTracker()
+    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
+    stages = [tracker.getStageInfo(s) for job in jobs if job for s in job.stageIds]
+    return {
+        "jobs": len(jobs),
+        "stages_run": sum(1 for s in stages if s and s.numCompletedTasks),
+        "tasks_run": sum(s.numCompletedTasks for s in stages if s),
+    }
+
+
+def spark_stages(dump: str, masters: list[str], repeats: int, work: Path) -> dict[str, Any]:
+    """Median wall seconds of the two Spark stages for each master; the last run's outputs stay in ``work``.
+
+    Shuffle partitions = cores: on a sample of a few MB every extra partition is only another task.
+    """
+    out: dict[str, Any] = {}
+    for master in masters:
+        cores = int(re.fullmatch(r"local\[(\d+)\]", master).group(1))
+        spark = get_spark(master, shuffle_partitions=cores)
+        corpus, link = [], []
+        for run in range(repeats):
+            start = time.perf_counter()
+            build_wikipedia_corpus(spark, [dump], str(work / "documents"), str(work / "pages"))
+            corpus.append(time.perf_counter() - start)
+            spark.sparkContext.setJobGroup(f"link-{run}", "link_wikipedia")
+            start = time.perf_counter()
+            counts = link_wikipedia(
+                spark,
+                str(work / "documents"),
+                str(work / "pages"),
+                str(work / "aliases"),
+                str(work / "mentions"),
+            )
+            link.append(time.perf_counter() - start)
+        out[master] = {
+            "cores": cores,
+            "corpus_wall_s": round(statistics.median(corpus), 2),
+            "link_wall_s": round(statistics.median(link), 2),
+            "corpus_runs_s": [round(t, 2) for t in corpus],
+            "link_runs_s": [round(t, 2) for t in link],
+            "link_spark_work": job_counts(spark, f"link-{repeats - 1}"),
+            "link_counts": counts,
+        }
+        spark.stop()
+    return out
+
+
+def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Markdown tables and the derived rates."""
+    cpu = py["cpu_s"]
+    units = {"read": py["wikitext_chars_all_pages"], "parse": py["wikitext_chars"]}
+    lines = [
+        "| stage | CPU s | pages/s/core | input chars/s/core | plain chars/s/core | share of parse+split+link |",
+        "|---|---|---|---|---|---|",
+    ]
+    total = sum(cpu[s] for s in PIPELINE)
+    for stage in ("read", *PIPELINE, "split_sentences", "names_exact_set"):
+        pages = py["pages"] if stage == "read" else py["articles"]
+        chars = units.get(stage, py["plain_chars"])
+        share = (
+            f"{cpu[stage] / total:.1%}"
+            if stage in PIPELINE
+            else {"read": "-", "split_sentences": "(in segment)"}.get(stage, "(what-if)")
+        )
+        lines.append(
+            f"| {stage} | {cpu[stage]:.2f} | {pages / cpu[stage]:,.0f} | {chars / cpu[stage]:,.0f} | "
+            f"{py['plain_chars'] / cpu[stage]:,.0f} | {share} |"
+        )
+    derived = {
+        "pipeline_cpu_s": round(total, 3),
+        "pipeline_wikitext_chars_per_s_core": round(py["wikitext_chars"] / total),
+        "pipeline_plain_chars_per_s_core": round(py["plain_chars"] / total),
+        "pipeline_pages_per_s_core": round(py["articles"] / total, 1),
+        "with_read_wikitext_chars_per_s_core": round(py["wikitext_chars"] / (total + cpu["read"])),
+        "target_chars_per_s_core": TARGET,
+    }
+    lines.append(
+        f"| **parse+split+link** | {total:.2f} | {derived['pipeline_pages_per_s_core']:,.1f} | "
+        f"{derived['pipeline_wikitext_chars_per_s_core']:,} | {derived['pipeline_plain_chars_per_s_core']:,} | 100% |"
+    )
+    lines += [
+        "",
+        "| Spark master | corpus wall s | link wall s | link wall s, first run | "
+        "wikitext chars/s/core (corpus+link) | plain chars/s/core (link) | pages/s/core (corpus+link) | "
+        "link: Spark jobs / stages / tasks |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for master, m in spark.items():
+        wall = m["corpus_wall_s"] + m["link_wall_s"]
+        m["wikitext_chars_per_s_core"] = round(py["wikitext_chars"] / (wall * m["cores"]))
+        m["plain_chars_per_s_core_link"] = round(py["plain_chars"] / (m["link_wall_s"] * m["cores"]))
+        m["pages_per_s_core"] = round(py["articles"] / (wall * m["cores"]), 2)
+        lines.append(
+            f"| {master} | {m['corpus_wall_s']:.1f} | {m['link_wall_s']:.1f} | {m['link_runs_s'][0]:.1f} | "
+            f"{m['wikitext_chars_per_s_core']:,} | "
+            f"{m['plain_chars_per_s_core_link']:,} | {m['pages_per_s_core']} | "
+            f"{m['link_spark_work']['jobs']} / {m['link_spark_work']['stages_run']} / {m['link_spark_work']['tasks_run']} |"
+        )
+    lines += ["", f"cProfile of `{py['profiled_stage']}` (top functions by own time):", ""]
+    lines += ["| function | calls | own s | cumulative s | own share |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{f['function']}` | {f['calls']} | {f['own_s']} | {f['cumulative_s']} | {f['own_share']:.1%} |"
+        for f in py["profile_top"]
+    ]
+    return "\n".join(lines), derived
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dump", default=DUMP, help="one dump file or glob, relative to the repo root")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
+    parser.add_argument("--out", default="results/benchmarks/corpus_throughput.json")
+    args = parser.parse_args()
+    for master in args.masters:
+        if not re.fullmatch(r"local\[\d+\]", master):
+            parser.error(f"--masters takes local[N] masters (per-core rates need N), got {master!r}")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    (dump,) = expand_paths([str(REPO / args.dump)])
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pelt-throughput-") as tmp:
+        spark = spark_stages(dump, args.masters, args.repeats, Path(tmp))
+        py = pure_python(dump, str(Path(tmp) / "aliases"), str(Path(tmp) / "pages"), args.repeats)
+    text, derived = report(py, spark)
+    result = {
+        "dump": args.dump,
+        "repeats": args.repeats,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "pure_python": py,
+        "spark": spark,
+        "derived": derived,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    out = Path(args.out) if Path(args.out).is_absolute() else REPO / args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(text)
+    for master, m in spark.items():  # the pure-Python reproduction must do the pipeline's work
+        spark_linked = sum(
+            v for k, v in m["link_counts"].items() if k.startswith("heuristic_names_iteration_")
+        )
+        print(
+            f"\ncheck ({master}): name occurrences {py['name_occurrences']} here, "
+            f"{m['link_counts']['name_occurrences']} in Spark; names linked {py['names_linked']} here, "
+            f"{spark_linked} in Spark"
+        )
+    met = derived["pipeline_wikitext_chars_per_s_core"] >= TARGET
+    print(
+        f"\nparse+split+link: {derived['pipeline_wikitext_chars_per_s_core']:,} wikitext chars/s/core, "
+        f"{derived['pipeline_plain_chars_per_s_core']:,} plain chars/s/core "
+        f"({derived['with_read_wikitext_chars_per_s_core']:,} wikitext chars/s/core with the dump read); target {TARGET:,}: "
+        f"{'met' if met else 'NOT met'} (pure Python, CPU time)"
+    )
+    print(
+        f"load average before {result['machine']['loadavg_before']}, after {result['machine']['loadavg_after']}"
+    )
+    print(f"written {out} ({result['seconds']} s)")
+
+
+if __name__ == "__main__":
+    main()

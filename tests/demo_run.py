@@ -1,0 +1,150 @@
+"""The demo workflow as the tests run it: Snakemake in a temp directory on the demo config, and
+one finished run (session fixture ``finished``) shared by the end-to-end test and the operations
+tests, so that the whole DAG runs once per test session.
+
+Listed in conftest's ``pytest_plugins``; tests import the helpers from here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+DEMO = REPO / "resources" / "demo"
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+    )
+
+
+def _absolute(value):
+    """Demo paths (under resources/) made absolute, anywhere in a config value."""
+    if isinstance(value, dict):
+        return {key: _absolute(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_absolute(item) for item in value]
+    if isinstance(value, str) and value.startswith("resources/"):
+        return str(REPO / value)
+    return value
+
+
+def write_config(workdir: Path, **overrides) -> dict:
+    """The default config with the demo inputs made absolute (the run happens in a temp dir)."""
+    config = _absolute(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+    for section, values in overrides.items():
+        config.setdefault(section, {}).update(values)
+    (workdir / "config").mkdir(parents=True, exist_ok=True)
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    return config
+
+
+DOCUMENTS = "results/corpus/wikipedia/documents"
+JOB = re.compile(r"^(?:local)?rule (\w+):$", re.M)
+LINKING = {"heuristic": True, "max_iterations": 10}
+# Task entities the demo corpus cannot serve: a name that is no page, and a page that no sentence
+# mentions (nothing links to "History of Valdoria" and its title never recurs).
+NO_SENTENCES = [
+    {"sub_label": "Nobody Atall", "sub_uri": "Q999999999", "obj_label": "Corvel", "obj_uri": "Q990000022"},
+    {"sub_label": "History of Valdoria", "obj_label": "Corvel", "obj_uri": "Q990000022"},
+]
+
+
+def jobs_of(output: str) -> Counter[str]:
+    """Rule name -> number of jobs, from the job blocks Snakemake prints (planned or run)."""
+    return Counter(JOB.findall(output))
+
+
+def planned(workdir: Path, *args: str) -> Counter[str]:
+    run = snakemake(workdir, "-n", *args)
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-5000:]
+    return jobs_of(run.stdout)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str, alive: list[subprocess.Popen]) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        for proc in alive:
+            assert proc.poll() is None, f"waiting for {what}: {proc.args[:3]} exited with {proc.returncode}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def start_snakemake(workdir: Path, out: Path, *args: str) -> subprocess.Popen:
+    """Snakemake in its own process group, so that one killpg takes its jobs down with it."""
+    with out.open("w") as fh:
+        return subprocess.Popen(
+            [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
+            stdout=fh, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True,
+        )
+
+
+def kill_when(proc: subprocess.Popen, condition: Callable[[], bool], what: str) -> None:
+    """kill -9 Snakemake and its jobs once ``condition`` holds."""
+    try:
+        wait_for(condition, 300, what, [proc])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def unlock_after_kill(workdir: Path, target: str) -> None:
+    """A killed Snakemake leaves its lock: the next run refuses to start and says to unlock."""
+    refused = snakemake(workdir, "--cores", "2", target)
+    assert refused.returncode != 0 and "--unlock" in refused.stdout + refused.stderr
+    unlock = snakemake(workdir, "--unlock")
+    assert unlock.returncode == 0, unlock.stderr
+
+
+@pytest.fixture(scope="session")
+def finished(tmp_path_factory) -> Path:
+    """The whole demo DAG run to the end once (a smaller demo model: 20 steps, hidden size 64),
+    plus LAMA facts about entities that have no sentence.
+
+    On the way it is killed (kill -9, Snakemake and its jobs) while the corpus stage's Spark job
+    writes its Parquet, then resumed; ``kill.json`` records what the kill left for
+    test_killed_spark_stage_is_redone. The resumed run must give what an uninterrupted one gives:
+    the Spark cluster test compares its corpus and linking with an uninterrupted run."""
+    workdir = tmp_path_factory.mktemp("finished")
+    facts = workdir / "extra" / "P19.jsonl"
+    facts.parent.mkdir()
+    facts.write_text("".join(json.dumps(dict(fact, predicate_id="P19")) + "\n" for fact in NO_SENTENCES))
+    config = write_config(
+        workdir, demo_model={"steps": 20, "hidden_size": 64}, spark={"threads": 2}, linking=LINKING
+    )
+    config["tasks"]["lama"]["facts"].append(str(facts))
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+
+    out = workdir / "killed.out"
+    proc = start_snakemake(workdir, out, "--cores", "2")
+    # Snakemake does not create a directory() output: it appears when Spark starts writing.
+    kill_when(proc, (workdir / DOCUMENTS).exists, "Spark to start writing documents/")
+    kill = {
+        "ran": jobs_of(out.read_text()),
+        "finished": "Finished" in out.read_text(),
+        "left": sorted(str(p.relative_to(workdir)) for p in (workdir / DOCUMENTS).rglob("*")),
+        "planned": planned(workdir, DOCUMENTS),
+    }
+    unlock_after_kill(workdir, DOCUMENTS)
+    run = snakemake(workdir, "--cores", "2")
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-5000:]
+    kill["resumed"] = jobs_of(run.stdout + run.stderr)
+    (workdir / "kill.json").write_text(json.dumps(kill))
+    return workdir

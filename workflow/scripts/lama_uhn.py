@@ -1,0 +1,16 @@
+"""Snakemake job: which LAMA facts LAMA-UHN removes (string filter, person-name filter), for every model's run."""
+
+from pelt.logs import start_job
+
+start_job(snakemake.log[0], snakemake.threads)
+
+from pelt.eval.lama import PERSON_NAME_QUERIES, build_uhn
+
+uhn = snakemake.params.uhn
+build_uhn(
+    list(snakemake.input.facts),
+    snakemake.output[0],
+    person_model=snakemake.params.person_model,
+    queries=uhn.get("person_relations", PERSON_NAME_QUERIES),
+    top_k=uhn.get("top_k", 3),
+)
