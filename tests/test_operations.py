@@ -339,6 +339,7 @@ def test_killed_encoding_resumes_from_finished_shards(finished, tmp_path):
     log = work / "logs" / "tables" / "wikipedia" / "demo" / "shard-1-of-2.log"
     for path in (missing, missing.with_suffix(".arrow"), work / TABLE, (work / TABLE).with_suffix(".arrow"), log):
         path.unlink()
+    shutil.rmtree(work / "results" / "tables" / "wikipedia" / "demo" / "cache")  # really encode it again
 
     out = tmp_path / "killed.out"
     proc = start_snakemake(work, out, "--cores", "2", TABLE)
@@ -367,6 +368,34 @@ def test_killed_encoding_resumes_from_finished_shards(finished, tmp_path):
     for entity, row in again.items():
         assert (row["n_sentences"], row["frequency"]) == (first[entity]["n_sentences"], first[entity]["frequency"])
         np.testing.assert_allclose(row["vector_sum"], first[entity]["vector_sum"], rtol=0, atol=1e-6)
+
+
+def test_a_new_task_entity_is_the_only_one_encoded(finished, tmp_path):
+    """A task gains an entity (Saltmere: in the corpus, in no task yet): the sampling and the shards
+    rerun, but each shard encodes only the new entity's mentions; every other entity's sums come
+    from the encoding cache, so their rows are the previous table's, bit for bit."""
+    work = copy_of(finished, tmp_path / "work")
+    facts = work / "extra" / "P36.jsonl"
+    fact = {"sub_label": "Saltmere", "sub_uri": "Q990000023", "obj_label": "Corvel", "predicate_id": "P36"}
+    facts.write_text(json.dumps(fact) + "\n")
+    config = yaml.safe_load((work / "config" / "config.yaml").read_text())
+    config["tasks"]["lama"]["facts"].append(str(facts))
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+
+    run = snakemake(work, "--cores", "2", TABLE)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    assert jobs_of(run.stdout + run.stderr) == {"task_entities": 1, "sample_mentions": 1, **ENCODING}
+    logs = [(work / "logs" / "tables" / "wikipedia" / "demo" / f"shard-{i}-of-2.log").read_text() for i in range(2)]
+    reports = [re.search(r"encoding cache: (\d+) entities reused, (\d+) encoded", log) for log in logs]
+    assert all(reports), logs
+    before, after = table_rows(finished / TABLE), table_rows(work / TABLE)
+    assert after.keys() == before.keys() | {"Saltmere"} and "Saltmere" not in before
+    assert sum(int(r.group(2)) for r in reports) == sum(
+        1 for i in range(2) if "Saltmere" in table_rows(work / SHARD.format(i))
+    )  # each shard encoded the new entity (where it has mentions) and nothing else
+    for entity, row in before.items():
+        assert np.array_equal(after[entity]["vector_sum"], row["vector_sum"]), entity
+        assert after[entity]["n_sentences"] == row["n_sentences"]
 
 
 def test_killed_spark_stage_is_redone(finished):

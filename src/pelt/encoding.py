@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+from pathlib import Path
 import queue
 import threading
 import time
@@ -26,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import torch
 from tqdm.auto import tqdm
 from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
@@ -38,7 +41,7 @@ from pelt.models import (
     representation,
     revision,
 )
-from pelt.table import write_table
+from pelt.table import EntityTable, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -404,6 +407,77 @@ def _frequencies(path: str, ids: list[str], fallback: np.ndarray) -> np.ndarray:
     return freq
 
 
+# What a cached partial sum depends on besides its mentions: the same mentions encoded under other
+# settings, or by other weights, give other vectors.
+_CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision", "weights")
+
+
+def weights_digest(model: PreTrainedModel) -> str:
+    """A digest of the model's weights: a local folder has no commit to name, and the demo model is
+    retrained when its corpus changes, so the cache checks the weights themselves."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().to("cpu").contiguous().view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
+def mention_digests(samples_path: str, shard: tuple[int, int] | None = None) -> dict[str, str]:
+    """entity_id -> a digest of the set of its sampled mentions (in ``shard``), whatever their order.
+
+    The sum of a 128-bit hash per mention: an entity whose mentions did not change keeps its
+    digest when other entities are added, and its cached vector sum can be reused.
+    """
+    sums: dict[str, int] = {}
+    dataset = ds.dataset(samples_path, format="parquet")
+    for batch in dataset.to_batches(columns=list(SAMPLE_COLUMNS)):
+        for entity_id, sentence, start, end, doc_id in zip(*(batch.column(c).to_pylist() for c in SAMPLE_COLUMNS)):
+            if entity_id is None or sentence is None or start is None:
+                continue  # unusable rows: _encode counts them as skipped
+            if shard is not None and shard_of(entity_id, doc_id, sentence, start, shard[1]) != shard[0]:
+                continue
+            key = "\x1f".join((doc_id or "", sentence, str(start), str(end))).encode()
+            value = int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "little")
+            sums[entity_id] = (sums.get(entity_id, 0) + value) % (1 << 128)
+    return {entity_id: f"{value:032x}" for entity_id, value in sums.items()}
+
+
+def _cache_paths(cache_dir: str, shard: tuple[int, int] | None) -> tuple[Path, Path]:
+    name = "all" if shard is None else f"{shard[0]}-of-{shard[1]}"
+    return Path(cache_dir) / f"{name}.parquet", Path(cache_dir) / f"{name}.digests.parquet"
+
+
+def _reusable(
+    cache_dir: str, shard: tuple[int, int] | None, digests: dict[str, str], metadata: dict[str, object]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Ids, sums and counts of the cached entities whose mentions and encoding settings are unchanged."""
+    table_path, digests_path = _cache_paths(cache_dir, shard)
+    if not (table_path.exists() and digests_path.exists()):
+        return [], np.zeros((0, 0), np.float32), np.zeros(0, np.int64)
+    cached = EntityTable.open(table_path)
+    if any(cached.metadata.get(k) != metadata[k] for k in _CACHE_KEYS):
+        logger.info("encoding cache %s was built with other settings: not used", table_path)
+        return [], np.zeros((0, 0), np.float32), np.zeros(0, np.int64)
+    old = pq.read_table(digests_path).to_pydict()
+    ids = sorted(e for e, d in zip(old["entity_id"], old["digest"]) if digests.get(e) == d and e in cached)
+    return ids, cached.vector_sums(ids), cached.counts(ids)[0]
+
+
+def _write_cache(
+    cache_dir: str, shard: tuple[int, int] | None, table_path: str, digests: dict[str, str], weights: str
+) -> None:
+    """The shard's table and its entities' digests, for the next run (each file replaced atomically)."""
+    cache_table, cache_digests = _cache_paths(cache_dir, shard)
+    cache_table.parent.mkdir(parents=True, exist_ok=True)
+    table = EntityTable.open(table_path)
+    ids = list(table.ids())
+    n_sentences, frequency = table.counts(ids)
+    write_table(cache_table, ids, table.vector_sums(ids), n_sentences, frequency, {**table.metadata, "weights": weights})
+    partial = cache_digests.with_suffix(".partial")
+    pq.write_table(pa.table({"entity_id": ids, "digest": [digests[e] for e in ids]}), partial)
+    os.replace(partial, cache_digests)
+
+
 def encode_samples(
     samples_path: str,
     model_name_or_path: str,
@@ -416,6 +490,7 @@ def encode_samples(
     device: str = "auto",
     norm: float | None = None,
     shard: tuple[int, int] | None = None,
+    cache_dir: str | None = None,
 ) -> dict[str, int]:
     """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``.
 
@@ -424,6 +499,11 @@ def encode_samples(
     can run as separate GPU jobs and a rerun redoes only missing shards.  ``norm`` (the default L
     stored in the table) defaults to the paper's value for the model family.  Returns counts of
     rows, sentences, tokens, entities and of each kind of skipped mention.
+
+    ``cache_dir`` keeps each run's sums with a digest of each entity's mentions
+    (:func:`mention_digests`): the next run encodes only the entities whose mentions changed or
+    are new (tasks that gain entities) and reuses the others' sums, which are additive, so the
+    table equals a full encoding.  ``entities_reused`` / ``entities_encoded`` count them.
     """
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ValueError(f"shard {shard} is not (index, count) with 0 <= index < count")
@@ -433,21 +513,6 @@ def encode_samples(
         raise ValueError(f"samples {samples_path} lack columns {missing} (have {dataset.schema.names})")
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
-    chunks = (
-        _Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS))
-        for b in dataset.to_batches(columns=list(SAMPLE_COLUMNS), batch_size=_POOL_ROWS)
-    )
-    total = dataset.count_rows()
-    ids, sums, counts, stats = _encode(
-        model,
-        tokenizer,
-        chunks,
-        max_seq_len=max_seq_len,
-        tokens_per_batch=tokens_per_batch,
-        total_rows=total,
-        shard=shard,
-    )
-    frequency = counts if frequencies_path is None else _frequencies(frequencies_path, ids, counts)
     metadata = {
         "model": model_name_or_path,
         "revision": revision(model),
@@ -458,6 +523,47 @@ def encode_samples(
         "norm": float(default_norm(model) if norm is None else norm),
         "precision": str(model.dtype).removeprefix("torch."),
     }
+    digests = mention_digests(samples_path, shard) if cache_dir else {}
+    weights = weights_digest(model) if cache_dir else ""
+    reused, reused_sums, reused_counts = (
+        _reusable(cache_dir, shard, digests, {**metadata, "weights": weights}) if cache_dir else ([], None, None)
+    )
+    skip = frozenset(reused)
+    batches = dataset.to_batches(columns=list(SAMPLE_COLUMNS), batch_size=_POOL_ROWS)
+    chunks = (_without(_Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS)), skip) for b in batches)
+    total = dataset.count_rows()
+    ids, sums, counts, stats = _encode(
+        model,
+        tokenizer,
+        chunks,
+        max_seq_len=max_seq_len,
+        tokens_per_batch=tokens_per_batch,
+        total_rows=total,
+        shard=shard,
+    )
+    if cache_dir:
+        stats["entities_encoded"], stats["entities_reused"] = len(ids), len(reused)
+        logger.info("encoding cache: %d entities reused, %d encoded", len(reused), len(ids))
+    if reused:
+        ids = ids + reused
+        sums = np.concatenate([sums.reshape(-1, reused_sums.shape[1]), reused_sums])
+        counts = np.concatenate([counts, reused_counts])
+    frequency = counts if frequencies_path is None else _frequencies(frequencies_path, ids, counts)
     write_table(out_path, ids, sums, counts, frequency, metadata)
+    if cache_dir:
+        _write_cache(cache_dir, shard, out_path, digests, weights)
     stats["rows"] = total
     return dict(stats)
+
+
+def _without(rows: _Rows, entities: frozenset[str]) -> _Rows:
+    """The chunk without the mentions of ``entities`` (whose sums come from the cache)."""
+    if not entities:
+        return rows
+    keep = [i for i, e in enumerate(rows.entity_ids) if e not in entities]
+
+    def pick(column: Sequence) -> list:
+        return [column[i] for i in keep]
+
+    return _Rows(pick(rows.entity_ids), pick(rows.sentences), pick(rows.starts), pick(rows.ends),
+                 None if rows.doc_ids is None else pick(rows.doc_ids))

@@ -24,6 +24,8 @@ rule encode_shard:
         model=model_name_or_path,
         norm=model_norm,
         settings={k: v for k, v in config["encoding"].items() if k != "shards"},
+        # Sums of earlier runs, reused for entities whose sampled mentions did not change.
+        cache_dir=lambda wildcards: f"results/tables/{wildcards.domain}/{wildcards.model}/cache",
     script:
         "../scripts/encode_shard.py"
 

@@ -13,5 +13,6 @@ encode_samples(
     frequencies_path=snakemake.input.frequencies,
     norm=snakemake.params.norm,
     shard=(int(snakemake.wildcards.shard), int(snakemake.wildcards.n_shards)),
+    cache_dir=snakemake.params.cache_dir,
     **snakemake.params.settings,
 )
