@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 from pathlib import Path
 import queue
 import threading
@@ -41,7 +42,7 @@ from pelt.models import (
     representation,
     revision,
 )
-from pelt.table import EntityTable, write_table
+from pelt.table import EntityTable, sidecar_path, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -408,8 +409,9 @@ def _frequencies(path: str, ids: list[str], fallback: np.ndarray) -> np.ndarray:
 
 
 # What a cached partial sum depends on besides its mentions: the same mentions encoded under other
-# settings, or by other weights, give other vectors.
-_CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision", "weights")
+# settings (the table's metadata), or by other weights (the digests file's), give other vectors.
+_CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision")
+_WEIGHTS_KEY = b"pelt.weights"
 
 
 def weights_digest(model: PreTrainedModel) -> str:
@@ -454,11 +456,12 @@ def _reusable(
     table_path, digests_path = _cache_paths(cache_dir, shard)
     if not (table_path.exists() and digests_path.exists()):
         return [], np.zeros((0, 0), np.float32), np.zeros(0, np.int64)
-    cached = EntityTable.open(table_path)
-    if any(cached.metadata.get(k) != metadata[k] for k in _CACHE_KEYS):
-        logger.info("encoding cache %s was built with other settings: not used", table_path)
+    cached, old = EntityTable.open(table_path), pq.read_table(digests_path)
+    weights = (old.schema.metadata or {}).get(_WEIGHTS_KEY, b"").decode()
+    if weights != metadata["weights"] or any(cached.metadata.get(k) != metadata[k] for k in _CACHE_KEYS):
+        logger.info("encoding cache %s was built with other settings or weights: not used", table_path)
         return [], np.zeros((0, 0), np.float32), np.zeros(0, np.int64)
-    old = pq.read_table(digests_path).to_pydict()
+    old = old.to_pydict()
     ids = sorted(e for e, d in zip(old["entity_id"], old["digest"]) if digests.get(e) == d and e in cached)
     return ids, cached.vector_sums(ids), cached.counts(ids)[0]
 
@@ -466,15 +469,25 @@ def _reusable(
 def _write_cache(
     cache_dir: str, shard: tuple[int, int] | None, table_path: str, digests: dict[str, str], weights: str
 ) -> None:
-    """The shard's table and its entities' digests, for the next run (each file replaced atomically)."""
+    """The shard's table (hard links to the files just written: no second copy of the sums) and
+    its entities' digests with the weights digest, for the next run; each file replaced atomically.
+
+    A link is safe because tables are never changed in place (write_table replaces files), so
+    Snakemake deleting or rewriting the output later leaves the cache's copy as it was.
+    """
     cache_table, cache_digests = _cache_paths(cache_dir, shard)
     cache_table.parent.mkdir(parents=True, exist_ok=True)
-    table = EntityTable.open(table_path)
-    ids = list(table.ids())
-    n_sentences, frequency = table.counts(ids)
-    write_table(cache_table, ids, table.vector_sums(ids), n_sentences, frequency, {**table.metadata, "weights": weights})
-    partial = cache_digests.with_suffix(".partial")
-    pq.write_table(pa.table({"entity_id": ids, "digest": [digests[e] for e in ids]}), partial)
+    for source, target in ((Path(table_path), cache_table), (sidecar_path(table_path), sidecar_path(cache_table))):
+        partial = target.with_name(target.name + ".partial")
+        partial.unlink(missing_ok=True)
+        try:
+            os.link(source, partial)
+        except OSError:  # another file system, or no hard links: copy instead
+            shutil.copyfile(source, partial)
+        os.replace(partial, target)
+    digest_table = pa.table({"entity_id": list(digests), "digest": list(digests.values())})
+    partial = cache_digests.with_name(cache_digests.name + ".partial")
+    pq.write_table(digest_table.replace_schema_metadata({_WEIGHTS_KEY: weights.encode()}), partial)
     os.replace(partial, cache_digests)
 
 
