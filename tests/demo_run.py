@@ -134,8 +134,9 @@ def finished(tmp_path_factory) -> Path:
 
     out = workdir / "killed.out"
     proc = start_snakemake(workdir, out, "--cores", "2")
-    # Snakemake does not create a directory() output: it appears when Spark starts writing.
-    kill_when(proc, (workdir / DOCUMENTS).exists, "Spark to start writing documents/")
+    # Spark's output committer creates documents/_temporary when the write starts and removes it at
+    # the commit: killed while it exists, the stage is mid-write (the bare directory comes earlier).
+    kill_when(proc, (workdir / DOCUMENTS / "_temporary").exists, "Spark to start writing documents/")
     kill = {
         "ran": jobs_of(out.read_text()),
         "finished": "Finished" in out.read_text(),
