@@ -5,12 +5,12 @@ whole sample, ``--repeats`` times (median):
 
 * ``read``: bz2 + XML -> pages (``iter_dump_pages``);
 * ``parse``: wikitext -> plain text + anchors (``wikitext_to_plain``), articles only;
-* ``segment``: sentence split + anchor placement (``segment_document``; ``split_sentences`` alone
-  is reported beside it);
-* ``names``: candidate names through the Bloom filter of the sample's aliases, exact filter,
-  longest match (``candidate_names`` + ``longest_names``, what ``_find_names`` runs per row);
-* ``names_exact_set`` (what-if, not in the total): ``names`` with the filter's entries in a
-  Python set, to show what the Bloom filter's pure-Python hashing costs;
+* ``anchors``: the usable anchors of each document, the alias pass (``document_anchors``);
+* ``segment``: one tokenization, sentence split and anchor placement (``segment_document``
+  without a name filter; ``tokenize`` alone is reported beside it);
+* ``names``: candidate names through the Bloom filter of the sample's aliases on the tokens that
+  ``segment`` made, exact filter, longest match (``candidate_names`` + ``longest_names``: the rest
+  of ``segment_document`` with a filter, and what ``_find_names`` runs per row);
 * ``heuristic``: Algorithm 1 per document (``heuristic_links``) on its seeds, candidates and
   restricted adjacency (prepared untimed here; in Spark that preparation is joins).
 
@@ -45,24 +45,23 @@ import pyarrow.parquet as pq
 
 from pelt.corpus import build_wikipedia_corpus, expand_paths
 from pelt.linking import (
-    BloomFilter,
-    add_name,
-    candidate_names,
+    document_anchors,
     heuristic_links,
     link_wikipedia,
     longest_names,
-    name_key,
     resolve_titles,
     segment_document,
+    valid_anchors,
 )
-from pelt.sentences import split_sentences
+from pelt.names import BloomFilter, candidate_names, name_filter, name_key
+from pelt.sentences import Tokens, nlp, sentence_spans, tokenize
 from pelt.spark import get_spark
 from pelt.wikitext import iter_dump_pages, wikitext_to_plain
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"
 TARGET = 1_000_000  # chars/s/core for parse + split + link (issue 3)
-PIPELINE = ("parse", "segment", "names", "heuristic")  # read is reported beside: it is I/O + C code
+PIPELINE = ("parse", "anchors", "segment", "names", "heuristic")  # read is reported beside: it is I/O + C code
 
 
 def cpu_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], Any]:
@@ -75,12 +74,47 @@ def cpu_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]
     return statistics.median(times), times, result
 
 
-def find_names(rows: list[dict], bloom: BloomFilter | set[str], names: set[str]) -> list[list[dict]]:
-    """Per document, what ``_find_names`` computes: filtered n-grams, made exact, longest kept."""
+def unseen_text_seconds(
+    fn: Callable[[dict], Any], rows: list[dict], repeats: int
+) -> tuple[float, list[float], list[Any]]:
+    """Median CPU seconds of ``fn(row)`` over all ``rows`` as a worker that never saw them runs it.
+
+    spaCy's tokenizer caches the tokens of every chunk it has seen, so timing a second pass over
+    the same sample would measure a cache that holds exactly its words. Each half of the rows is
+    timed in a new pipeline that has tokenized only the other half: cached common words, unseen
+    rare ones, as in a Spark worker that has processed other documents (with only 53 documents
+    seen, the cache is colder than a long-running worker's).
+    """
+    times = []
+    out: list[Any] = [None] * len(rows)
+    for _ in range(repeats):
+        total = 0.0
+        for parity in (0, 1):
+            nlp.cache_clear()
+            for row in rows[1 - parity :: 2]:
+                tokenize(row["text"])
+            start = time.process_time()
+            for i in range(parity, len(rows), 2):
+                out[i] = fn(rows[i])
+            total += time.process_time() - start
+        times.append(total)
+    return statistics.median(times), times, out
+
+
+def find_names(
+    rows: list[dict],
+    tokens: list[Tokens],
+    spans: list[list[tuple[int, int]]],
+    anchors: list[list[tuple[int, int]]],
+    bloom: BloomFilter,
+    names: set[str],
+) -> list[list[dict]]:
+    """Per document, the name work of ``segment_document`` + ``_find_names`` on what ``segment``
+    made (tokens, sentences, anchor spans): candidates, made exact, the longest kept."""
     out = []
-    for row in rows:
+    for row, doc_tokens, doc_spans, blocked in zip(rows, tokens, spans, anchors, strict=True):
         found: dict[int, list[dict]] = defaultdict(list)
-        for cand in candidate_names(row, bloom):
+        for cand in candidate_names(row["text"], doc_tokens, doc_spans, bloom, blocked):
             if cand["name"] in names:
                 found[cand["sent_idx"]].append(cand)
         out.append(
@@ -167,10 +201,11 @@ def pure_python(dump: str, aliases_path: str, pages_path: str, repeats: int) -> 
         for p, (text, links) in zip(articles, parsed, strict=True)
     ]
     plain_chars = sum(len(r["text"]) for r in rows)
-    results["split_sentences"], _, _ = cpu_seconds(
-        lambda: [split_sentences(r["text"]) for r in rows], repeats
-    )
-    results["segment"], _, segments = cpu_seconds(lambda: [segment_document(r)[0] for r in rows], repeats)
+    results["anchors"], _, _ = cpu_seconds(lambda: [document_anchors(r) for r in rows], repeats)
+    results["tokenize"], _, tokens = unseen_text_seconds(lambda r: tokenize(r["text"]), rows, repeats)
+    results["segment"], _, segments = unseen_text_seconds(lambda r: segment_document(r)[0], rows, repeats)
+    spans = [sentence_spans(r["text"], t) for r, t in zip(rows, tokens, strict=True)]
+    anchors = [[(start, end) for start, end, _ in valid_anchors(r["text"], r["links"])[0]] for r in rows]
 
     aliases = pq.read_table(aliases_path, columns=["alias", "entity_id"]).to_pylist()
     name_entities: dict[str, set[str]] = defaultdict(set)
@@ -178,17 +213,9 @@ def pure_python(dump: str, aliases_path: str, pages_path: str, repeats: int) -> 
         key = name_key(row["alias"])
         if key:
             name_entities[key].add(row["entity_id"])
-    bloom = BloomFilter.for_items(sum(len(key.split(" ")) for key in name_entities))
-    for key in name_entities:
-        add_name(bloom, key)
-    results["names"], _, names = cpu_seconds(lambda: find_names(segments, bloom, set(name_entities)), repeats)
-    # What-if: the same entries in an exact Python set (``add_name`` only needs ``add``), i.e. the
-    # cost of name finding without the Bloom filter's pure-Python hashing.
-    entries: set[str] = set()
-    for key in name_entities:
-        add_name(entries, key)
-    results["names_exact_set"], _, _ = cpu_seconds(
-        lambda: find_names(segments, entries, set(name_entities)), repeats
+    bloom = name_filter(sorted(name_entities))
+    results["names"], _, names = cpu_seconds(
+        lambda: find_names(rows, tokens, spans, anchors, bloom, set(name_entities)), repeats
     )
 
     spark = get_spark("local[1]")
@@ -202,8 +229,9 @@ def pure_python(dump: str, aliases_path: str, pages_path: str, repeats: int) -> 
     slowest = max(PIPELINE, key=lambda stage: results[stage])
     work = {
         "parse": lambda: [wikitext_to_plain(p.text) for p in articles],
-        "segment": lambda: [segment_document(r) for r in rows],
-        "names": lambda: find_names(segments, bloom, set(name_entities)),
+        "anchors": lambda: [document_anchors(r) for r in rows],
+        "segment": lambda: unseen_text_seconds(segment_document, rows, 1),
+        "names": lambda: find_names(rows, tokens, spans, anchors, bloom, set(name_entities)),
         "heuristic": lambda: [heuristic_links(*i, max_iterations=10) for i in inputs],
     }[slowest]
     profile = cProfile.Profile()
@@ -283,13 +311,13 @@ def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, An
         "|---|---|---|---|---|---|",
     ]
     total = sum(cpu[s] for s in PIPELINE)
-    for stage in ("read", *PIPELINE, "split_sentences", "names_exact_set"):
+    for stage in ("read", *PIPELINE, "tokenize"):
         pages = py["pages"] if stage == "read" else py["articles"]
         chars = units.get(stage, py["plain_chars"])
         share = (
             f"{cpu[stage] / total:.1%}"
             if stage in PIPELINE
-            else {"read": "-", "split_sentences": "(in segment)"}.get(stage, "(what-if)")
+            else {"read": "-", "tokenize": "(in segment)"}[stage]
         )
         lines.append(
             f"| {stage} | {cpu[stage]:.2f} | {pages / cpu[stage]:,.0f} | {chars / cpu[stage]:,.0f} | "

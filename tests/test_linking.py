@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+import numpy as np
 import pytest
 import spacy
 from spacy.matcher import PhraseMatcher
@@ -12,19 +13,18 @@ from spacy.util import filter_spans
 
 from pelt.linking import (
     MENTION_COLUMNS,
-    BloomFilter,
     _restricted_adjacency,
-    add_name,
-    candidate_names,
     ner_pipeline,
     heuristic_links,
     link_by_string,
     link_wikipedia,
     longest_names,
-    name_key,
+    normalize_alias,
     segment_document,
+    valid_anchors,
 )
-from pelt.sentences import nlp
+from pelt.names import BloomFilter, name_filter, name_key
+from pelt.sentences import nlp, paragraphs, split_sentences
 
 DOCUMENTS_DDL = (
     "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
@@ -254,19 +254,21 @@ def test_segment_document_rebases_anchor_spans():
     (anchor,) = row["anchors"]
     assert anchor["sent_idx"] == 1
     assert row["sentences"][1][anchor["start"] : anchor["end"]] == "x"
-    assert row["blocked"] == [{"sent_idx": 1, "start": anchor["start"], "end": anchor["end"]}]
+    assert row["candidates"] == []  # no name filter: no names looked for
 
 
-def find_names(sentences: list[str], aliases: list[str], blocked=(), fold_case=False, ner=None) -> list[tuple[int, str, str]]:
-    """The Spark path of name finding run in plain Python: filter, exact check, longest per sentence.
-    Returns (sentence index, text found, name key it matched)."""
+def find_names(sentences: list[str], aliases: list[str], anchors=(), fold_case=False, ner=None) -> list[tuple[int, str, str]]:
+    """The Spark path of name finding run in plain Python on one document made of ``sentences`` (one
+    a line) with ``anchors`` (sentence index, start, end): the candidates of ``segment_document``,
+    the exact check, the longest per sentence. Returns (sentence index, text found, name key)."""
     keys = {name_key(alias) for alias in aliases}
-    bloom = BloomFilter.for_items(100)
-    for key in keys:
-        add_name(bloom, key)
-    row = {"doc_id": "d", "sentences": sentences, "blocked": list(blocked)}
+    offsets = [sum(len(s) + 1 for s in sentences[:i]) for i in range(len(sentences))]
+    links = [{"start": offsets[i] + s, "end": offsets[i] + e, "target": "X"} for i, s, e in anchors]
+    document = {"doc_id": "d", "title": "T", "text": "\n".join(sentences), "links": links}
+    (row,) = segment_document(document, name_filter(sorted(keys)), fold_case, ner)
+    assert row["sentences"] == sentences
     found = defaultdict(list)
-    for candidate in candidate_names(row, bloom, fold_case, ner):
+    for candidate in row["candidates"]:
         if candidate["name"] in keys:
             found[candidate["sent_idx"]].append(candidate)
     names = []
@@ -289,16 +291,65 @@ def phrase_matcher_names(sentences: list[str], aliases: list[str]) -> list[tuple
 
 
 def test_names_match_spacys_phrase_matcher():
-    aliases = ["New York", "New York City", "York", "City Hall", "U.S.", "IL-6", "Paris", "the Who", "A"]
+    # "root" and "dep" are spaCy symbols: their token ids are small numbers, not string hashes.
+    aliases = ["New York", "New York City", "York", "City Hall", "U.S.", "IL-6", "Paris", "the Who", "A", "root", "dep"]
     sentences = [
         "New York City Hall is not new york.",
         "Parisian York and Paris, U.S. hosts the Who.",
         "IL-6 and IL-6R; A a A.",
         "Nothing here.",
+        "The root dep.",
     ]
     found = [(sent_idx, text) for sent_idx, text, _ in find_names(sentences, aliases)]
+    assert found[-2:] == [(4, "root"), (4, "dep")]
     assert found == phrase_matcher_names(sentences, aliases)
     assert found[:2] == [(0, "New York City"), (1, "York")]
+
+
+def test_names_on_real_articles_equal_the_phrase_matchers(wikipedia_sample_articles):
+    """On real articles, with every anchor text and title of the sample as an alias: the names of
+    ``segment_document`` (+ exact check + longest) are the PhraseMatcher's matches on the same
+    tokens, outside anchors, inside one sentence, longest first."""
+    aliases = {title for title, _, _ in wikipedia_sample_articles}
+    aliases |= {normalize_alias(text[a.start : a.end]) for _, text, links in wikipedia_sample_articles for a in links}
+    keys = {name_key(alias) for alias in aliases} - {""}
+    bloom = name_filter(sorted(keys))
+    matcher = PhraseMatcher(nlp().vocab, attr="ORTH")
+    matcher.add("name", [nlp().make_doc(alias) for alias in sorted(aliases) if name_key(alias)])
+    total = 0
+    for title, text, links in wikipedia_sample_articles[:15]:
+        row = {"doc_id": title, "title": title, "text": text, "links": [vars(link) for link in links]}
+        (segment,) = segment_document(row, bloom)
+        found = defaultdict(list)
+        for candidate in segment["candidates"]:
+            if candidate["name"] in keys:
+                found[candidate["sent_idx"]].append(candidate)
+        ours = {
+            (n["sent_idx"], n["start"], n["end"])
+            for sent_idx, cands in found.items()
+            for n in longest_names({"doc_id": title, "sent_idx": sent_idx, "found": cands})
+        }
+        sentences = split_sentences(text)
+        anchors = [(start, end) for start, end, _ in valid_anchors(text, row["links"])[0]]
+        matches = defaultdict(list)  # sentence -> the spans matched in it (all in its paragraph's doc)
+        offset = {}
+        for p_start, p_end in paragraphs(text):
+            doc = nlp().tokenizer(text[p_start:p_end])
+            for _, first, last in matcher(doc):
+                span = doc[first:last]
+                start, end = p_start + span.start_char, p_start + span.end_char
+                inside = [i for i, (s_start, s_end) in enumerate(sentences) if s_start <= start and end <= s_end]
+                if inside and not any(start < a_end and a_start < end for a_start, a_end in anchors):
+                    matches[inside[0]].append(span)
+                    offset[inside[0]] = p_start - sentences[inside[0]][0]
+        reference = {
+            (sent_idx, offset[sent_idx] + span.start_char, offset[sent_idx] + span.end_char)
+            for sent_idx, spans in matches.items()
+            for span in filter_spans(spans)
+        }
+        assert ours == reference, title
+        total += len(ours)
+    assert total > 2000
 
 
 def test_lowercase_names_match_any_casing_when_folding():
@@ -337,21 +388,22 @@ def test_an_ner_model_keeps_only_recognised_names(tmp_path):
 
 
 def test_names_never_overlap_anchors():
-    blocked = [{"sent_idx": 0, "start": 4, "end": 8}]  # "York" of "New York"
-    assert find_names(["New York and York."], ["New York", "York"], blocked) == [(0, "York", "York")]
+    anchor = (0, 4, 8)  # "York" of "New York"
+    assert find_names(["New York and York."], ["New York", "York"], [anchor]) == [(0, "York", "York")]
 
 
 def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
     bloom = BloomFilter.for_items(2000, error_rate=0.01)
-    members = [f"member {i}" for i in range(2000)]
-    for key in members:
-        bloom.add(key)
-    assert all(key in bloom for key in members)
-    assert sum(f"other {i}" in bloom for i in range(10_000)) < 300
+    members = np.arange(2000, dtype=np.uint64) * np.uint64(7919)
+    bloom.add(members)
+    assert bloom.contains(members).all()
+    assert bloom.contains(members + np.uint64(1)).sum() < 100
     halves = BloomFilter(bloom.n_bits, bloom.n_hashes), BloomFilter(bloom.n_bits, bloom.n_hashes)
-    for i, key in enumerate(members):
-        halves[i % 2].add(key)
-    assert halves[0].union(halves[1]).bits == bloom.bits
+    halves[0].add(members[::2])
+    halves[1].add(members[1::2])
+    assert np.array_equal(halves[0].union(halves[1]).bits, bloom.bits)
+    with pytest.raises(ValueError, match="different sizes"):
+        bloom.union(BloomFilter(bloom.n_bits + 8, bloom.n_hashes))
 
 
 def test_link_by_string(spark, tmp_path):

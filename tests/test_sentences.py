@@ -1,8 +1,16 @@
-"""Sentence splitting: spans are trimmed, ordered, never cross a paragraph, and survive long text."""
+"""Sentence splitting: spaCy's sentencizer on token arrays; spans are trimmed, ordered, never cross a
+paragraph, and survive long text."""
 
 from __future__ import annotations
 
-from pelt.sentences import paragraphs, split_sentences, trim_span
+from functools import cache
+from pathlib import Path
+
+import spacy
+from spacy.language import Language
+
+from pelt.s2orc import iter_s2orc_records, paper_text
+from pelt.sentences import nlp, paragraphs, split_sentences, string_id, tokenize, trim_span
 
 
 def texts(text: str) -> list[str]:
@@ -47,3 +55,47 @@ def test_paragraph_longer_than_spacys_default_limit():
     assert len(text) > 1_000_000
     assert len(spans) == 60_000
     assert text[spans[-1][0] : spans[-1][1]] == "Short words here."
+
+
+@cache
+def sentencizer() -> Language:
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("sentencizer")
+    return pipeline
+
+
+def spacy_sentences(text: str) -> list[tuple[int, int]]:
+    """The reference: spaCy's own sentencizer on each line, spans trimmed."""
+    pipeline = sentencizer()
+    spans = []
+    for start, end in paragraphs(text):
+        for sent in pipeline(text[start:end]).sents:
+            span = trim_span(text, start + sent.start_char, start + sent.end_char)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+def test_sentences_equal_spacys_sentencizer_on_the_real_samples(wikipedia_sample_articles, shared_data: Path):
+    texts = [text for _, text, _ in wikipedia_sample_articles]
+    for path in sorted((shared_data / "s2orc_sample").rglob("*.json*")):
+        texts += [paper_text(record)[1] for record, _, _ in iter_s2orc_records(str(path)) if record]
+    texts += ["...Wait. !? (Yes.) \"Quoted.\" Next\n  . leading dot\n\n)) x. y", "a.\u2028b. c"]
+    assert len(texts) > 500 and sum(map(len, texts)) > 3_000_000
+    for text in texts:
+        assert split_sentences(text) == spacy_sentences(text)
+
+
+def test_tokens_are_spacys_tokens_with_their_string_ids():
+    text = "The root of U.S. law\n\n  isn't New  York's."
+    tokens = tokenize(text)
+    reference = [token for start, end in paragraphs(text) for token in nlp().tokenizer(text[start:end])]
+    assert [text[s:e] for s, e in zip(tokens.start, tokens.end)] == [token.text for token in reference]
+    assert tokens.orth.tolist() == [string_id(token.text) for token in reference]
+    assert tokens.lower.tolist() == [string_id(token.text.lower()) for token in reference]
+    assert string_id("root") == reference[1].orth < 1000  # spaCy's own symbols have small ids, not hashes
+    assert tokens.is_space.tolist() == [token.is_space for token in reference]
+    assert [text[s:e] for s, e in zip(tokens.start[tokens.paragraph_start], tokens.end[tokens.paragraph_start])] == [
+        "The",
+        "  ",
+    ]

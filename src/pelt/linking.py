@@ -22,18 +22,13 @@ and the entity it refers to. Wikipedia gives three kinds of evidence, used in th
 Scaling choices (see the functions for details):
 
 * Candidate names (the paper's E: every occurrence of any alias, matched on spaCy tokens,
-  case-sensitive, longest match first, never over an anchor). A spaCy ``PhraseMatcher`` would do
-  this but must be built in every Python worker, at ~120 us and ~2.5 KB per alias (measured on
-  real aliases): for the tens of millions of aliases of enwiki, most of an hour and tens of GB
-  per worker. Restricting each document to the aliases of its first neighbourhood would be
-  cheaper but wrong: later iterations reach pages beyond it. So each worker gets a broadcast
-  Bloom filter of the alias token prefixes (~10 bits each: ~60 MB for 50M prefixes), grows
-  n-grams of the text only while they are prefixes of some alias, and an exact join against the
-  aliases removes the filter's false positives before the longest matches are kept: the
-  PhraseMatcher's result (a test checks it) at a per-token cost that does not grow with the
-  alias set. The paper recognises names with spaCy: with ``ner_model`` (a spaCy pipeline with
-  NER) a candidate must also be an entity span it finds; without one (the default: nothing to
-  download) every alias occurrence is a candidate and Algorithm 1's uniqueness test decides.
+  case-sensitive, longest match first, never over an anchor) are found by :mod:`pelt.names` with a
+  broadcast Bloom filter of the alias token prefixes, while each document is segmented (one
+  tokenization serves sentences and names); an exact join against the aliases then removes the
+  filter's false positives. So the aliases (from the anchors alone) come before the sentences.
+  The paper recognises names with spaCy: with ``ner_model`` (a spaCy pipeline with NER) a
+  candidate must also be an entity span it finds; without one (the default: nothing to download)
+  every alias occurrence is a candidate and Algorithm 1's uniqueness test decides.
 * The per-document loop runs in Python on what the document can ever need: its seeds, its
   candidate (name, entity) pairs and the hyperlink edges between a candidate and any of those
   entities (nothing else can enter S). Those edges are found by joins that take, for each
@@ -44,16 +39,13 @@ Scaling choices (see the functions for details):
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import math
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache, partial
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import spacy
 from pyspark import StorageLevel
@@ -63,7 +55,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 from spacy.language import Language
 
-from pelt.sentences import nlp, split_sentences, trim_span
+from pelt.names import BloomFilter, candidate_names, filter_entries, name_key
+from pelt.sentences import sentence_spans, tokenize, trim_span
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +68,8 @@ MENTION_COLUMNS = ("doc_id", "sent_idx", "sentence", "start", "end", "entity_id"
 _SEGMENT_DDL = (
     "doc_id string, title string, sentences array<string>, "
     "anchors array<struct<sent_idx:int,start:int,end:int,target:string,text:string>>, "
-    "blocked array<struct<sent_idx:int,start:int,end:int>>, n_invalid int, n_blank int"
+    "candidates array<struct<sent_idx:int,start:int,end:int,n_tokens:int,name:string>>, n_invalid int, n_blank int"
 )
-_CANDIDATES_DDL = "doc_id string, sent_idx int, start int, end int, n_tokens int, name string"
 _NAMES_DDL = "doc_id string, sent_idx int, start int, end int, name string"
 _LINKS_DDL = "doc_id string, name string, entity_id string, iteration int"
 
@@ -110,24 +102,14 @@ def normalize_alias(text: str) -> str:
     return " ".join(text.split())
 
 
-# --- segmentation: sentences and anchors --------------------------------------------------------
+# --- segmentation: sentences, anchors and candidate names ------------------------------------------
 
 
-def segment_document(row: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Split one document into sentences and place its anchors in them.
-
-    Every valid anchor is returned (its text is an alias and its target a page linked from the
-    document, whatever the sentence splitter did); only anchors inside one sentence get a
-    ``sent_idx`` and a span re-based to that sentence, the others have nulls there. ``blocked``
-    holds the part of every anchor inside each sentence so that name matching never overlaps a link.
-    """
-    text = row["text"] or ""
-    spans = split_sentences(text)
-    starts = [start for start, _ in spans]
-    anchors: list[dict[str, Any]] = []
-    blocked: list[dict[str, int]] = []
+def valid_anchors(text: str, links: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[int, int, str]], int, int]:
+    """The anchors that can be used, trimmed of whitespace, and the numbers of invalid and blank ones."""
+    anchors = []
     invalid = blank = 0
-    for link in row["links"] or []:
+    for link in links:
         start, end, target = link["start"], link["end"], link["target"]
         if not target or start is None or end is None or not 0 <= start < end <= len(text):
             invalid += 1
@@ -136,45 +118,89 @@ def segment_document(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         if trimmed is None:
             blank += 1
             continue
-        start, end = trimmed
+        anchors.append((*trimmed, target))
+    return anchors, invalid, blank
+
+
+def document_anchors(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """(doc_id, text, target) of each usable anchor: the aliases, before any sentence is split."""
+    text = row["text"] or ""
+    anchors, _, _ = valid_anchors(text, row["links"] or [])
+    return [
+        {"doc_id": row["doc_id"], "text": normalize_alias(text[start:end]), "target": target}
+        for start, end, target in anchors
+    ]
+
+
+def segment_document(
+    row: Mapping[str, Any],
+    bloom: BloomFilter | None = None,
+    fold_case: bool = False,
+    ner: Language | None = None,
+) -> list[dict[str, Any]]:
+    """Split one document into sentences, place its anchors in them, and find its candidate names.
+
+    The text is tokenized once (:func:`pelt.sentences.tokenize`) for both sentences and names.
+    Every usable anchor is returned (its text is an alias and its target a page linked from the
+    document, whatever the sentence splitter did); only anchors inside one sentence get a
+    ``sent_idx`` and a span re-based to that sentence, the others have nulls there. With a name
+    filter, ``candidates`` holds the n-grams that may be names (:func:`pelt.names.candidate_names`),
+    never over an anchor; an ``ner`` pipeline keeps only the names it recognises.
+    """
+    text = row["text"] or ""
+    tokens = tokenize(text)
+    spans = sentence_spans(text, tokens)
+    starts = [start for start, _ in spans]
+    valid, invalid, blank = valid_anchors(text, row["links"] or [])
+    anchors: list[dict[str, Any]] = []
+    for start, end, target in valid:
         anchor: dict[str, Any] = {"sent_idx": None, "start": None, "end": None, "target": target}
-        for idx in range(max(bisect_right(starts, start) - 1, 0), len(spans)):
-            s_start, s_end = spans[idx]
-            if s_start >= end:
-                break
-            if s_end <= start:
-                continue
-            blocked.append(
-                {"sent_idx": idx, "start": max(start, s_start) - s_start, "end": min(end, s_end) - s_start}
-            )
-            if s_start <= start and end <= s_end:
-                anchor.update(sent_idx=idx, start=start - s_start, end=end - s_start)
+        idx = max(bisect_right(starts, start) - 1, 0)
+        if spans and spans[idx][0] <= start and end <= spans[idx][1]:
+            anchor.update(sent_idx=idx, start=start - spans[idx][0], end=end - spans[idx][0])
         anchor["text"] = normalize_alias(text[start:end])
         anchors.append(anchor)
+    sentences = [text[start:end] for start, end in spans]
+    candidates = []
+    if bloom is not None:
+        recognised = [{(e.start_char, e.end_char) for e in doc.ents} for doc in ner.pipe(sentences)] if ner else None
+        blocked = [(start, end) for start, end, _ in valid]
+        candidates = candidate_names(text, tokens, spans, bloom, blocked, fold_case, recognised)
     return [
         {
             "doc_id": row["doc_id"],
             "title": row["title"],
-            "sentences": [text[start:end] for start, end in spans],
+            "sentences": sentences,
             "anchors": anchors,
-            "blocked": blocked,
+            "candidates": candidates,
             "n_invalid": invalid,
             "n_blank": blank,
         }
     ]
 
 
-def _segment_documents(documents: DataFrame) -> tuple[DataFrame, dict[str, int]]:
-    """Segment every document that has an id; return the (persisted) segments and their counts."""
+def _documents(spark: SparkSession, path: str) -> tuple[DataFrame, dict[str, int]]:
+    """The documents that have an id, and the count of those that have none (skipped, logged)."""
+    documents = spark.read.parquet(path)
     _require_columns(documents, ("doc_id", "title", "text", "links"), "documents")
     counts = {"documents_without_id": documents.filter(F.col("doc_id").isNull()).count()}
     if counts["documents_without_id"]:
         log.warning("skipping %d documents without doc_id", counts["documents_without_id"])
-    segments = map_rows(
-        documents.filter(F.col("doc_id").isNotNull()).select("doc_id", "title", "text", "links"),
-        segment_document,
-        _SEGMENT_DDL,
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    return documents.filter(F.col("doc_id").isNotNull()).select("doc_id", "title", "text", "links"), counts
+
+
+def _segment_documents(
+    documents: DataFrame, name_table: DataFrame | None = None, fold_case: bool = False, ner_model: str | None = None
+) -> tuple[DataFrame, dict[str, int]]:
+    """Segment every document, finding candidates of the ``name`` keys of ``name_table`` when given;
+    return the (persisted) segments and their counts."""
+    bloom = documents.sparkSession.sparkContext.broadcast(_name_filter(name_table)) if name_table is not None else None
+
+    def segment(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+        ner = ner_pipeline(ner_model) if ner_model else None
+        return segment_document(row, bloom.value if bloom else None, fold_case, ner)
+
+    segments = map_rows(documents, segment, _SEGMENT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
     totals = segments.agg(
         F.count("*").alias("documents"),
         F.sum(F.size("sentences")).alias("sentences"),
@@ -183,82 +209,10 @@ def _segment_documents(documents: DataFrame) -> tuple[DataFrame, dict[str, int]]
         F.sum("n_blank").alias("anchors_blank"),
         F.sum(F.expr("size(filter(anchors, a -> a.sent_idx is null))")).alias("anchors_crossing_sentence"),
     ).first()
-    counts.update({key: int(value or 0) for key, value in totals.asDict().items()})
-    return segments, counts
+    return segments, {key: int(value or 0) for key, value in totals.asDict().items()}
 
 
 # --- names: aliases found in text -------------------------------------------------------------------
-
-
-def name_key(text: str) -> str:
-    """The identity of a name for matching: its spaCy tokens joined by one space.
-
-    Matching compares token sequences, as spaCy's ``PhraseMatcher`` on ``ORTH`` does, so a name
-    never matches inside a longer word ("Paris" in "Parisian"); strings with the same tokens
-    ("U.S.A" and "U.S. A", "New York" and "New  York") are the same name.
-    """
-    return " ".join(token.text for token in nlp().tokenizer(text) if not token.is_space)
-
-
-class BloomFilter:
-    """A set of strings with no false negatives and about ``error_rate`` false positives.
-
-    About 10 bits per item instead of the strings themselves: what lets every Python worker test
-    each n-gram of its text against the tens of millions of alias prefixes of all of Wikipedia
-    (see the module docstring). Callers remove the false positives with an exact join.
-    """
-
-    def __init__(self, n_bits: int, n_hashes: int) -> None:
-        self.n_bits = n_bits
-        self.n_hashes = n_hashes
-        self.bits = bytearray((n_bits + 7) // 8)
-
-    @classmethod
-    def for_items(cls, n_items: int, error_rate: float = 0.01) -> BloomFilter:
-        """The optimal size for ``n_items`` (standard formulas: m = -n ln p / ln^2 2, k = m/n ln 2)."""
-        n_items = max(n_items, 1)
-        n_bits = max(64, math.ceil(-n_items * math.log(error_rate) / math.log(2) ** 2))
-        return cls(n_bits, max(1, round(n_bits / n_items * math.log(2))))
-
-    def _hashes(self, key: str) -> tuple[int, int]:
-        """Two independent hashes; position i is ``first + i * step`` (Kirsch-Mitzenmacher)."""
-        digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
-        return int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little") | 1
-
-    def add(self, key: str) -> None:
-        first, step = self._hashes(key)
-        for i in range(self.n_hashes):
-            pos = (first + i * step) % self.n_bits
-            self.bits[pos >> 3] |= 1 << (pos & 7)
-
-    def __contains__(self, key: str) -> bool:
-        first, step = self._hashes(key)
-        bits, n_bits = self.bits, self.n_bits
-        for i in range(self.n_hashes):  # most lookups miss: stop at the first clear bit
-            pos = (first + i * step) % n_bits
-            if not bits[pos >> 3] >> (pos & 7) & 1:
-                return False
-        return True
-
-    def union(self, other: BloomFilter) -> BloomFilter:
-        """Merge a filter of the same size built from other items (one per Spark partition)."""
-        if (self.n_bits, self.n_hashes) != (other.n_bits, other.n_hashes):
-            raise ValueError("cannot merge Bloom filters of different sizes")
-        merged = np.frombuffer(self.bits, dtype=np.uint8) | np.frombuffer(other.bits, dtype=np.uint8)
-        self.bits = bytearray(merged.tobytes())
-        return self
-
-
-# Entries of the name filter: a whole name, or a proper token prefix of one (worth extending).
-_WHOLE, _PREFIX = "=", "+"
-
-
-def add_name(bloom: BloomFilter, name: str) -> None:
-    """Enter a name key, and each of its proper token prefixes, into a name filter."""
-    bloom.add(_WHOLE + name)
-    tokens = name.split(" ")
-    for end in range(1, len(tokens)):
-        bloom.add(_PREFIX + " ".join(tokens[:end]))
 
 
 def _name_filter(name_table: DataFrame) -> BloomFilter:
@@ -269,8 +223,7 @@ def _name_filter(name_table: DataFrame) -> BloomFilter:
 
     def build(rows: Iterable[Any]) -> Iterator[BloomFilter]:
         bloom = BloomFilter(empty.n_bits, empty.n_hashes)
-        for row in rows:
-            add_name(bloom, row["name"])
+        bloom.add(filter_entries([row["name"] for row in rows]))
         yield bloom
 
     return names.rdd.mapPartitions(build).treeReduce(BloomFilter.union) if n_items else empty
@@ -284,60 +237,6 @@ def ner_pipeline(name: str) -> Language:
     if not pipeline.has_pipe("ner") and not pipeline.has_pipe("entity_ruler"):
         raise ValueError(f"linking.ner_model {name!r} has no ner or entity_ruler component")
     return pipeline
-
-
-def candidate_names(
-    row: Mapping[str, Any], bloom: BloomFilter, fold_case: bool = False, ner: Language | None = None
-) -> list[dict[str, Any]]:
-    """Token n-grams of each sentence that may be names (the filter says so), not over anchors.
-
-    From each token, an n-gram grows only while it is a prefix of some name, so the work per token
-    is a few filter lookups, however long the names are. With ``fold_case`` an n-gram is also
-    tried in lower case, so a name written all in lower case (FewRel 2.0 and Wiki80 lowercase
-    their entity names) matches "HBV" or "Aspirin" at the start of a sentence, while a name with
-    capitals still matches only as written: a lower-cased n-gram can never equal it. With an
-    ``ner`` pipeline (the paper's appendix: names recognised with spaCy) a candidate must also be
-    exactly one of the entity spans that the pipeline finds in the sentence.
-    """
-    blocked: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for span in row["blocked"] or []:
-        blocked[span["sent_idx"]].append((span["start"], span["end"]))
-    sentences = row["sentences"] or []
-    entity_spans = (
-        [{(ent.start_char, ent.end_char) for ent in doc.ents} for doc in ner.pipe(sentences)] if ner else None
-    )
-    out = []
-    for sent_idx, doc in enumerate(nlp().tokenizer.pipe(sentences)):
-        tokens = [(token.text, token.idx) for token in doc if not token.is_space]
-        for first, (text, start) in enumerate(tokens):
-            # (key so far, folded?): the n-gram as written and, with fold_case, in lower case.
-            keys = [(text, False), (text.lower(), True)] if fold_case else [(text, False)]
-            for last in range(first, len(tokens)):
-                word, word_start = tokens[last]
-                if last > first:
-                    keys = [(key + " " + (word.lower() if folded else word), folded) for key, folded in keys]
-                end = word_start + len(word)
-                if any(start < b_end and b_start < end for b_start, b_end in blocked[sent_idx]):
-                    break
-                recognised = entity_spans is None or (start, end) in entity_spans[sent_idx]
-                for i, (key, _) in enumerate(keys):
-                    if i and key == keys[0][0]:
-                        continue  # the n-gram is already in lower case: one candidate, not two
-                    if recognised and _WHOLE + key in bloom:
-                        out.append(
-                            {
-                                "doc_id": row["doc_id"],
-                                "sent_idx": sent_idx,
-                                "start": start,
-                                "end": end,
-                                "n_tokens": last - first + 1,
-                                "name": key,
-                            }
-                        )
-                keys = [(key, folded) for key, folded in keys if _PREFIX + key in bloom]
-                if not keys:
-                    break
-    return out
 
 
 def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -360,20 +259,13 @@ def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _find_names(
-    segments: DataFrame, name_table: DataFrame, fold_case: bool = False, ner_model: str | None = None
-) -> DataFrame:
-    """Occurrences (doc_id, sent_idx, start, end, name) in ``segments`` of the ``name`` keys of
-    ``name_table``: filtered n-grams (recognised by ``ner_model`` when given), made exact by a
-    join, then the longest per sentence."""
-    bloom = segments.sparkSession.sparkContext.broadcast(_name_filter(name_table))
-
-    def candidates_of(row: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return candidate_names(row, bloom.value, fold_case, ner_pipeline(ner_model) if ner_model else None)
-
-    candidates = map_rows(segments.select("doc_id", "sentences", "blocked"), candidates_of, _CANDIDATES_DDL)
+def _find_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
+    """Occurrences (doc_id, sent_idx, start, end, name) of the ``name`` keys of ``name_table``: the
+    segments' candidates made exact by a join, then the longest per sentence."""
     found = (
-        candidates.join(name_table.select("name").distinct(), "name", "left_semi")
+        segments.select("doc_id", F.explode("candidates").alias("c"))
+        .select("doc_id", "c.*")
+        .join(name_table.select("name").distinct(), "name", "left_semi")
         .groupBy("doc_id", "sent_idx")
         .agg(F.collect_list(F.struct("start", "end", "n_tokens", "name")).alias("found"))
     )
@@ -647,11 +539,12 @@ def link_wikipedia(
         counts[f"titles_{row['status']}"] = row["count"]
     counts["pages_without_title"] = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).count()
 
-    segments, segment_counts = _segment_documents(spark.read.parquet(documents_path))
-    counts.update(segment_counts)
-
+    documents, document_counts = _documents(spark, documents_path)
+    counts.update(document_counts)
+    # Aliases come from the anchors alone; the name filter built from them is needed while the
+    # documents are segmented (one tokenization for sentences and names).
     anchors = _resolve(
-        segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*"), titles, "target"
+        map_rows(documents, document_anchors, "doc_id string, text string, target string"), titles, "target"
     ).persist(StorageLevel.MEMORY_AND_DISK)
     counts.update(anchors_disambiguation=0, anchors_broken_redirect=0, anchors_to_absent_pages=0)
     for row in anchors.groupBy("status", "in_dump").count().collect():
@@ -660,26 +553,35 @@ def link_wikipedia(
         elif not row["in_dump"]:
             counts["anchors_to_absent_pages"] += row["count"]
     kept = anchors.filter(F.col("entity_id").isNotNull())
-    own = _resolve(segments.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
-    cached = [titles, segments, anchors]
+    cached = [titles, anchors]
 
     _aliases(kept, titles).write.mode("overwrite").parquet(aliases_out)
     aliases = spark.read.parquet(aliases_out)
     counts["aliases"] = aliases.count()
 
-    mentions = kept.filter(F.col("sent_idx").isNotNull()).select(
-        "doc_id", "sent_idx", "start", "end", "entity_id", F.lit("anchor").alias("method")
-    )
+    name_entities = None
     if heuristic:
         name_entities = (
             _alias_names(aliases).join(aliases, "alias").select("name", "entity_id").distinct()
         ).persist(StorageLevel.MEMORY_AND_DISK)
-        names = _find_names(segments, name_entities, ner_model=ner_model).persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(name_entities)
+    segments, segment_counts = _segment_documents(documents, name_entities, ner_model=ner_model)
+    counts.update(segment_counts)
+    cached.append(segments)
+    placed = segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*")
+    mentions = (
+        _resolve(placed.filter(F.col("sent_idx").isNotNull()), titles, "target")
+        .filter(F.col("entity_id").isNotNull())
+        .select("doc_id", "sent_idx", "start", "end", "entity_id", F.lit("anchor").alias("method"))
+    )
+    if heuristic:
+        own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
+        names = _find_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
         counts["name_occurrences"] = names.count()
         links = _heuristic(names, kept, own, name_entities, max_iterations).persist(
             StorageLevel.MEMORY_AND_DISK
         )
-        cached += [name_entities, names, links]
+        cached += [names, links]
         for row in links.groupBy("iteration").count().collect():
             counts[f"heuristic_names_iteration_{row['iteration']}"] = row["count"]
         mentions = mentions.unionByName(
@@ -724,11 +626,15 @@ def link_by_string(
     counts["names"] = len(owners)
     counts["names_ambiguous"] = len(owners) - len(unique)
 
-    segments, segment_counts = _segment_documents(spark.read.parquet(documents_path))
-    counts.update(segment_counts)
+    documents, document_counts = _documents(spark, documents_path)
+    counts.update(document_counts)
     name_entities = spark.createDataFrame(sorted(unique.items()), "name string, entity_id string")
+    segments, segment_counts = _segment_documents(
+        documents, name_entities, fold_case=lowercase_names_any_case, ner_model=ner_model
+    )
+    counts.update(segment_counts)
     mentions = (
-        _find_names(segments, name_entities, fold_case=lowercase_names_any_case, ner_model=ner_model)
+        _find_names(segments, name_entities)
         .join(name_entities, "name")
         .select("doc_id", "sent_idx", "start", "end", "entity_id", F.lit("string").alias("method"))
     )

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
-from pelt.linking import map_rows, name_key
+from pelt.linking import map_rows
+from pelt.names import name_key
 
 T = TypeVar("T")
 

@@ -386,6 +386,7 @@ _NOWIKI_EMPTY = re.compile(r"<nowiki\s*/>", re.IGNORECASE)
 # no later pass matches, and swapped back at the end (one for one, so spans do not move).
 _PROTECT = str.maketrans({c: chr(0xE000 + i) for i, c in enumerate("[]{}|'<>=&*#:;")})
 _UNPROTECT = str.maketrans({chr(0xE000 + i): c for i, c in enumerate("[]{}|'<>=&*#:;")})
+_PROTECTED = re.compile("[\ue000-\ue00d]")  # a scan in C: translate() looks up every character
 _BREAK = "\ue0ff"  # what <nowiki/> leaves: it stops a link trail, then vanishes with the whitespace pass
 
 
@@ -857,4 +858,4 @@ def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
     builder = _Builder()
     _convert_links(text, builder)
     plain, links = _collapse("".join(builder.pieces), builder.links)
-    return plain.translate(_UNPROTECT), links
+    return (plain.translate(_UNPROTECT) if _PROTECTED.search(plain) else plain), links

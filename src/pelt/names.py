@@ -1,0 +1,202 @@
+"""Finding alias occurrences in tokenized text: the candidate names of the linking heuristic.
+
+The paper's candidate names are every occurrence of any alias, matched on spaCy tokens,
+case-sensitive, longest match first. A spaCy ``PhraseMatcher`` would do this but must be built in
+every Python worker, at ~120 us and ~2.5 KB per alias (measured on real aliases): for the tens of
+millions of aliases of enwiki, most of an hour and tens of GB per worker. Instead:
+
+* A name is a token sequence (:func:`name_key`), identified by a 64-bit hash chained over spaCy's
+  per-token string ids (``ORTH``; ``LOWER`` for matching in any casing). The text's tokens
+  arrive as arrays (:class:`pelt.sentences.Tokens`), so the hash of every n-gram of a document is a
+  few numpy operations, with no strings built.
+* Every Python worker gets a broadcast Bloom filter of the names and their proper token prefixes
+  (~10 bits each: ~60 MB for 50 M entries). N-grams grow from every token, all at once, only while
+  the filter says they are a prefix of some name, so the work per token is a few vectorised probes
+  whatever the number of aliases. Whole-name hits are candidates; an exact join against the
+  aliases then removes the filter's false positives (~1 %), and the longest match per span is kept
+  (:func:`pelt.linking.longest_names`): the PhraseMatcher's result (a test checks it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pelt.sentences import Tokens, nlp, string_id
+
+# splitmix64's finaliser: a fast, well-mixed bijection of 64-bit integers.
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# Tags of the two kinds of filter entry: a whole name, or a proper token prefix of one (worth
+# extending); and the salt of the filter's second hash.
+_WHOLE, _PREFIX, _STEP = np.uint64(0x57484F4C45), np.uint64(0x505245464958), np.uint64(0x53544550)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def _extend(chain: np.ndarray, token_hashes: np.ndarray) -> np.ndarray:
+    """The hash of token sequences one token longer (a chain of zeros starts sequences)."""
+    return _mix(chain * _GOLDEN + token_hashes)
+
+
+def name_key(text: str) -> str:
+    """The identity of a name for matching: its spaCy tokens joined by one space.
+
+    Matching compares token sequences, as spaCy's ``PhraseMatcher`` on ``ORTH`` does, so a name
+    never matches inside a longer word ("Paris" in "Parisian"); strings with the same tokens
+    ("U.S.A" and "U.S. A", "New York" and "New  York") are the same name.
+    """
+    return " ".join(token.text for token in nlp().tokenizer(text) if not token.is_space)
+
+
+class BloomFilter:
+    """A set of 64-bit keys with no false negatives and about ``error_rate`` false positives.
+
+    About 10 bits per key instead of the names themselves: what lets every Python worker test each
+    n-gram of its text against the tens of millions of alias prefixes of all of Wikipedia. Adding
+    and testing are vectorised over key arrays.
+    """
+
+    def __init__(self, n_bits: int, n_hashes: int) -> None:
+        self.n_bits = n_bits
+        self.n_hashes = n_hashes
+        self.bits = np.zeros((n_bits + 7) // 8, dtype=np.uint8)
+
+    @classmethod
+    def for_items(cls, n_items: int, error_rate: float = 0.01) -> BloomFilter:
+        """The optimal size for ``n_items`` (standard formulas: m = -n ln p / ln^2 2, k = m/n ln 2)."""
+        n_items = max(n_items, 1)
+        n_bits = max(64, math.ceil(-n_items * math.log(error_rate) / math.log(2) ** 2))
+        return cls(n_bits, max(1, round(n_bits / n_items * math.log(2))))
+
+    def _position(self, keys: np.ndarray, steps: np.ndarray, i: int) -> np.ndarray:
+        """Bit ``i`` of each key: ``key + i * step`` (Kirsch-Mitzenmacher: two hashes make all k)."""
+        return (keys + np.uint64(i) * steps) % np.uint64(self.n_bits)
+
+    @staticmethod
+    def _steps(keys: np.ndarray) -> np.ndarray:
+        return _mix(keys ^ _STEP) | np.uint64(1)
+
+    def add(self, keys: np.ndarray) -> None:
+        keys = np.asarray(keys, dtype=np.uint64)
+        steps = self._steps(keys)
+        for i in range(self.n_hashes):
+            pos = self._position(keys, steps, i)
+            np.bitwise_or.at(self.bits, pos >> np.uint64(3), np.left_shift(1, pos & np.uint64(7)).astype(np.uint8))
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """One bool per key. Keys leave at their first clear bit: most n-grams of a text are not
+        names, so most of the k bits are never looked at."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        left = np.arange(len(keys))
+        steps = self._steps(keys)
+        for i in range(self.n_hashes):
+            pos = self._position(keys[left], steps[left], i)
+            left = left[(self.bits[pos >> np.uint64(3)] >> (pos & np.uint64(7)).astype(np.uint8)) & 1 == 1]
+        found = np.zeros(len(keys), dtype=bool)
+        found[left] = True
+        return found
+
+    def union(self, other: BloomFilter) -> BloomFilter:
+        """Merge a filter of the same size built from other keys (one per Spark partition)."""
+        if (self.n_bits, self.n_hashes) != (other.n_bits, other.n_hashes):
+            raise ValueError("cannot merge Bloom filters of different sizes")
+        self.bits |= other.bits
+        return self
+
+
+def filter_entries(names: Sequence[str]) -> np.ndarray:
+    """The filter keys of name keys: each whole name, and each of its proper token prefixes."""
+    tokens = [name.split(" ") for name in names]
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    chain = np.zeros(len(tokens), dtype=np.uint64)
+    entries = []
+    for level in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > level)
+        hashes = np.fromiter((string_id(tokens[row][level]) for row in rows), dtype=np.uint64, count=len(rows))
+        chain[rows] = _extend(chain[rows], hashes)
+        done = lengths[rows] == level + 1
+        entries += [_mix(chain[rows[done]] ^ _WHOLE), _mix(chain[rows[~done]] ^ _PREFIX)]
+    return np.concatenate(entries) if entries else np.zeros(0, dtype=np.uint64)
+
+
+def name_filter(names: Sequence[str], error_rate: float = 0.01) -> BloomFilter:
+    """A filter of ``names`` (name keys), sized for them."""
+    entries = filter_entries(names)
+    bloom = BloomFilter.for_items(len(entries), error_rate)
+    bloom.add(entries)
+    return bloom
+
+
+def candidate_names(
+    text: str,
+    tokens: Tokens,
+    sentences: Sequence[tuple[int, int]],
+    bloom: BloomFilter,
+    blocked: Iterable[tuple[int, int]] = (),
+    fold_case: bool = False,
+    recognised: Sequence[set[tuple[int, int]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Token n-grams inside one sentence of ``text`` that the filter says are names.
+
+    Returns ``sent_idx``, ``start``/``end`` (chars in the sentence), ``n_tokens`` and ``name`` (the
+    name key) per candidate. No n-gram touches a ``blocked`` char span (the anchors: a name never
+    overlaps a link). With ``fold_case`` n-grams are also tried in lower case, so a name written all
+    in lower case (FewRel 2.0 and Wiki80 lowercase their entity names) matches "HBV" or "Aspirin" at
+    the start of a sentence, while a name with capitals still matches only as written: a
+    lower-cased n-gram can never equal it. With ``recognised`` (per sentence, the char spans an NER
+    pipeline found: the paper's appendix recognises names with spaCy) a candidate must be one of them.
+    """
+    words = np.flatnonzero(~tokens.is_space)
+    n = len(words)
+    if not n or not sentences:
+        return []
+    start, end = tokens.start[words], tokens.end[words]
+    bounds = np.array(sentences, dtype=np.int64)
+    sent = np.searchsorted(bounds[:, 0], start, side="right") - 1
+    usable = (sent >= 0) & (end <= bounds[np.maximum(sent, 0), 1])
+    blocked = list(blocked)
+    if blocked:
+        marks = np.zeros(len(text) + 1, dtype=np.int64)
+        for b_start, b_end in blocked:
+            marks[b_start] += 1
+            marks[b_end] -= 1
+        blocked_before = np.concatenate(([0], np.cumsum(np.cumsum(marks)[:-1] > 0)))
+        usable &= blocked_before[end] == blocked_before[start]
+
+    found: dict[tuple[int, int, bool], None] = {}
+    for folded, hashes in ((False, tokens.orth[words]), (True, tokens.lower[words]))[: 2 if fold_case else 1]:
+        first = np.flatnonzero(usable)
+        last = first
+        chain = _extend(np.zeros(len(first), dtype=np.uint64), hashes[first])
+        while len(first):
+            hits = bloom.contains(_mix(chain ^ _WHOLE))
+            found.update(dict.fromkeys(zip(first[hits].tolist(), last[hits].tolist(), [folded] * int(hits.sum()))))
+            grow = bloom.contains(_mix(chain ^ _PREFIX))
+            first, last, chain = first[grow], last[grow] + 1, chain[grow]
+            ok = last < n
+            ok[ok] = usable[last[ok]] & (sent[last[ok]] == sent[first[ok]])
+            first, last, chain = first[ok], last[ok], chain[ok]
+            chain = _extend(chain, hashes[last])
+
+    starts, ends, sents = start.tolist(), end.tolist(), sent.tolist()
+    offsets = bounds[:, 0].tolist()
+    out: dict[tuple[int, int, int, str], dict[str, Any]] = {}
+    for i, j, folded in found:
+        name = text[starts[i] : ends[i]] if i == j else " ".join(text[starts[k] : ends[k]] for k in range(i, j + 1))
+        name = name.lower() if folded else name
+        offset = offsets[sents[i]]
+        span = (sents[i], starts[i] - offset, ends[j] - offset, name)
+        if recognised is not None and span[1:3] not in recognised[span[0]]:
+            continue
+        out[span] = {"sent_idx": span[0], "start": span[1], "end": span[2], "n_tokens": j - i + 1, "name": name}
+    return list(out.values())
