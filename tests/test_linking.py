@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
 import re
 from collections import defaultdict
+from xml.sax.saxutils import escape
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ from pelt.linking import (
     segment_document,
     valid_anchors,
 )
+from pelt.corpus import build_wikipedia_corpus
 from pelt.names import BloomFilter, name_filter, name_key
 from pelt.sentences import nlp, paragraphs, split_sentences
 
@@ -441,3 +444,32 @@ def test_link_by_string(spark, tmp_path):
                    ner_model=str(tmp_path / "ner"))
     recognised = {r["entity_id"] for r in spark.read.parquet(str(tmp_path / "ner_mentions")).collect()}
     assert recognised == {"Q1"}  # only "IL-6" is an entity the pipeline recognises
+
+
+def test_a_huge_page_goes_through_parse_segment_and_linking_whole(spark, tmp_path):
+    """A 2.3 M-character article (25,000 paragraphs: two links and a plain name in each) is parsed,
+    segmented and linked like any other: every anchor placed, every plain name linked, no skip."""
+    paragraph = "[[Corvel]] is near [[Westmarch|the march]]; {{convert|3|km}} of '''roads'''. Corvel grew.\n\n"
+    pages = {"Huge": paragraph * 25_000, "Corvel": "A town in [[Westmarch]].", "Westmarch": "A march."}
+    xml = "".join(
+        f"<page><title>{title}</title><ns>0</ns><id>{i}</id><revision><text>{escape(text)}</text></revision></page>"
+        for i, (title, text) in enumerate(pages.items(), start=1)
+    )
+    dump = tmp_path / "huge-pages-articles.xml.bz2"
+    dump.write_bytes(bz2.compress(f"<mediawiki>{xml}</mediawiki>".encode()))
+    assert len(pages["Huge"]) > 2_000_000
+    corpus = build_wikipedia_corpus(spark, [str(dump)], str(tmp_path / "documents"), str(tmp_path / "pages"))
+    assert corpus["articles"] == 3 and not any(k.startswith("skipped") and v for k, v in corpus.items())
+    counts = link_wikipedia(
+        spark,
+        str(tmp_path / "documents"),
+        str(tmp_path / "pages"),
+        str(tmp_path / "aliases"),
+        str(tmp_path / "mentions"),
+    )
+    assert counts["sentences"] == 2 * 25_000 + 2
+    assert counts["mentions_anchor"] == 2 * 25_000 + 1
+    assert counts["anchors_crossing_sentence"] == 0
+    mentions = spark.read.parquet(str(tmp_path / "mentions"))
+    heuristic = mentions.filter("method = 'heuristic'").groupBy("doc_id", "entity_id").count().collect()
+    assert [(row["entity_id"], row["count"]) for row in heuristic] == [("Corvel", 25_000)]
