@@ -56,7 +56,9 @@ def write_config(workdir: Path, **overrides) -> dict:
     return config
 
 
-DOCUMENTS = "results/corpus/wikipedia/documents"
+# The corpus stage's outputs for the demo dump: one folder per corpus file, named after it.
+CORPUS_FILE = "results/corpus/wikipedia/files/demo-pages-articles.xml.bz2"
+DOCUMENTS = f"{CORPUS_FILE}/documents"
 JOB = re.compile(r"^(?:local)?rule (\w+):$", re.M)
 LINKING = {"heuristic": True, "max_iterations": 10}
 # Task entities the demo corpus cannot serve: a name that is no page, and a page that no sentence

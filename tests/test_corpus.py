@@ -63,6 +63,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "skipped_bad_page": 0,
         "skipped_dump_error": 0,
         "files_with_bad_utf8": 0,
+        "files_without_documents": 0,
     }
     assert documents.count() == 106
     assert pages.count() == 205
@@ -196,7 +197,9 @@ def _sample_page_blobs(sample_path: Path, n: int) -> list[bytes]:
 
 def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_path: Path) -> None:
     """A multistream dump split over several tasks gives what direct conversion gives; a truncated
-    file keeps its readable pages and counts its error; page_props fills qid."""
+    file keeps its readable pages and counts its error; a file without pages is counted (not an
+    error: its domain may have others), the multistream dump's ranges as one file; page_props
+    fills qid."""
     blobs = _sample_page_blobs(sample_path, 24)
     header = bz2.compress(
         b'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">\n<siteinfo></siteinfo>\n'
@@ -225,6 +228,9 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     broken = tmp_path / "broken.xml.bz2"
     broken.write_bytes(bz2.compress(good) + bz2.compress(b"<page><title>Lost</title>" * 50)[:30])
 
+    empty = tmp_path / "empty.xml.bz2"
+    empty.write_bytes(bz2.compress(b"<mediawiki>\n</mediawiki>\n"))
+
     props = tmp_path / "page_props.sql.gz"
     props.write_bytes(
         gzip.compress(
@@ -235,7 +241,7 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
 
     counts = build_wikipedia_corpus(
         spark,
-        [str(dump), str(broken)],
+        [str(dump), str(broken), str(empty)],
         str(tmp_path / "docs"),
         str(tmp_path / "pages"),
         page_props=[str(props)],
@@ -247,6 +253,7 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     assert counts["pages"] == 24 + 2
     assert counts["articles"] == len(articles) + 2
     assert counts["pages_with_qid"] == 2
+    assert counts["files_without_documents"] == 1
 
     docs = {row.doc_id: row for row in spark.read.parquet(str(tmp_path / "docs")).collect()}
     for page in articles:

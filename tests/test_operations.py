@@ -27,9 +27,11 @@ import yaml
 
 from conftest import REPO
 from pelt.corpus import build_wikipedia_corpus
+from pelt.linking import link_by_string, link_wikipedia
 from pelt.s2orc import build_s2orc_corpus
 from pelt.wikitext import iter_dump_pages
 from demo_run import (
+    CORPUS_FILE,
     DEMO,
     DOCUMENTS,
     JOB,
@@ -271,8 +273,9 @@ def test_corpus_and_linking_on_a_spark_cluster_equal_a_local_run(finished, spark
     assert report == {"master": master, "executors": 2}
     executor_logs = list(worker_dir.glob("app-*/*/stderr"))
     assert executor_logs and sum(log.read_text().count("Running task") for log in executor_logs) > 10
-    for stage, part in [("corpus", "documents"), ("corpus", "pages"), ("linking", "aliases"), ("linking", "mentions")]:
-        local = finished / "results" / stage / "wikipedia" / part
+    linking = "results/linking/wikipedia"
+    for folder, part in [(CORPUS_FILE, "documents"), (CORPUS_FILE, "pages"), (linking, "aliases"), (linking, "mentions")]:
+        local = finished / folder / part
         assert pq.read_schema(next(local.glob("*.parquet"))) == pq.read_schema(next((out / part).glob("*.parquet")))
         assert sorted_rows(out / part) == sorted_rows(local), part
 
@@ -313,18 +316,57 @@ def test_a_changed_setting_reruns_only_what_depends_on_it(finished, tmp_path, ch
     assert rerun_before_evaluation(finished, change, tmp_path)[0] == reruns
 
 
-def test_a_new_corpus_file_reruns_the_corpus_stage_as_a_whole(finished, tmp_path):
-    """The corpus stage reads its file list as one input: a second dump reparses the first too, and
-    everything downstream (the demo model trains on the corpus) reruns."""
-    second = write_dump(tmp_path / "second-pages-articles.xml.bz2", ["Westmarch"])
+def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
+    """The corpus stage runs one job per file: a second dump adds one corpus job, for that file
+    alone, and reruns what reads the union of the files (the linking and after; the demo model
+    trains on the corpus). Run up to the linking, the first file's outputs are untouched and the
+    mentions hold the new file's article."""
+    work = copy_of(finished, tmp_path / "work")
+    second = write_dump(work / "extra" / "second-pages-articles.xml.bz2", ["Westmarch"])
     os.utime(second, (946_684_800, 946_684_800))  # older than every output: not an mtime trigger
     change = {"corpora": {"wikipedia": {"path": [str(DUMP), str(second)]}}}
-    jobs, output = rerun_before_evaluation(finished, change, tmp_path)
+    jobs, output = rerun_before_evaluation(work, change, tmp_path)
     assert jobs == {
         "corpus_wikipedia": 1, "demo_model": 1, "link_wikipedia": 1, "task_entities": 1,
         "sample_mentions": 1, **ENCODING,
     }
-    assert "reason: Set of input files has changed since last execution" in output
+    new_file = "results/corpus/wikipedia/files/second-pages-articles.xml.bz2"
+    blocks = re.split(r"\n(?=(?:local)?rule \w+:\n)", output)
+    corpus_jobs = [block for block in blocks if re.search(r"^rule corpus_wikipedia:$", block, re.M)]
+    assert len(corpus_jobs) == 1 and f"{new_file}/documents" in corpus_jobs[0], corpus_jobs
+    (report,) = [block for block in blocks if re.search(r"^(?:local)?rule input_quality:$", block, re.M)]
+    assert f"{new_file}/counts.json" in report and f"{CORPUS_FILE}/counts.json" in report, report
+
+    config = yaml.safe_load((work / "config" / "config.yaml").read_text())
+    config["corpora"]["wikipedia"]["path"] = change["corpora"]["wikipedia"]["path"]
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    first = sorted(work.joinpath(CORPUS_FILE).rglob("*"))
+    mtimes = {path: path.stat().st_mtime_ns for path in first}
+    run = snakemake(work, "--cores", "2", "results/linking/wikipedia/mentions")
+    assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    assert jobs_of(run.stdout + run.stderr) == {"corpus_wikipedia": 1, "link_wikipedia": 1}
+    assert sorted(work.joinpath(CORPUS_FILE).rglob("*")) == first
+    assert {path: path.stat().st_mtime_ns for path in first} == mtimes
+    counts = json.loads((work / new_file / "counts.json").read_text())
+    assert (counts["source"], counts["counts"]["articles"]) == (str(second), 1)
+    mentions = pq.read_table(work / "results" / "linking" / "wikipedia" / "mentions").to_pylist()
+    assert ("Corvel", "anchor") in {(m["entity_id"], m["method"]) for m in mentions if m["doc_id"] == "990000"}
+    assert {m["doc_id"] for m in mentions} > {"990000"}  # and the first file's documents are still linked
+
+
+def test_corpus_files_with_one_name_are_a_config_error(tmp_path):
+    """Two corpus files with the same name in different folders would write the same outputs: the
+    run is refused before anything runs, naming both."""
+    config = write_config(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    twin = write_dump(tmp_path / "elsewhere" / DUMP.name, ["Westmarch"])
+    config["corpora"]["wikipedia"]["path"] = [str(DUMP), str(twin)]
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert f"{str(DUMP)!r} and {str(twin)!r} would both be written to" in out, out[-3000:]
+    assert "results/corpus/wikipedia/files/demo-pages-articles.xml.bz2/" in out
 
 
 # --- 4. Kills ---------------------------------------------------------------------------------
@@ -416,24 +458,39 @@ def test_killed_spark_stage_is_redone(finished):
 # --- 5. Bad input -----------------------------------------------------------------------------
 
 
-def test_empty_corpora_are_errors_that_name_the_files(spark, tmp_path):
-    """A dump without articles, an S2ORC file without papers: an error at the corpus stage that
-    names the files and what they held, and no output (an empty table hours later is worse)."""
+def test_empty_corpora_are_errors_that_name_the_files(spark, tmp_path, caplog):
+    """A dump without articles, an S2ORC file without papers: the corpus job of each file counts
+    and logs it as a skip (a domain's other files may be fine), and a domain whose files together
+    hold no document is an error where they are first read together, the linking stage, that
+    names them; no linking output is written (an empty table hours later is worse)."""
     empty = write_dump(tmp_path / "empty-pages-articles.xml.bz2", [])
     redirect = tmp_path / "redirect-pages-articles.xml.bz2"
     page = "<title>Corvel Town</title><ns>0</ns><id>7</id><redirect title='Corvel'/>"
     text = "<revision><text>#REDIRECT [[Corvel]]</text></revision>"
     redirect.write_bytes(bz2.compress(f"<mediawiki><page>{page}{text}</page></mediawiki>".encode()))
-    with pytest.raises(ValueError, match="wikipedia corpus: no document in") as err:
-        build_wikipedia_corpus(spark, [str(empty), str(redirect)], str(tmp_path / "docs"), str(tmp_path / "pages"))
-    assert str([str(empty), str(redirect)]) in str(err.value) and "redirects=1" in str(err.value)
-    assert not (tmp_path / "docs").exists() and not (tmp_path / "pages").exists()
+    corpus = {}
+    for dump in (empty, redirect):
+        out = tmp_path / "corpus" / dump.name
+        counts = build_wikipedia_corpus(spark, [str(dump)], str(out / "documents"), str(out / "pages"))
+        assert (counts["articles"], counts["files_without_documents"]) == (0, 1), counts
+        corpus[dump] = out
+    assert counts["redirects"] == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "no document in" in r.getMessage()]
+    assert [str(empty)] == re.findall(r"\['([^']+)'\]", warnings[0]) and "redirects=1" in warnings[1], warnings
+    documents = [str(out / "documents") for out in corpus.values()]
+    pages = [str(out / "pages") for out in corpus.values()]
+    with pytest.raises(ValueError, match="no document in") as err:
+        link_wikipedia(spark, documents, pages, str(tmp_path / "aliases"), str(tmp_path / "mentions"))
+    assert str(documents) in str(err.value) and "every corpus file was empty" in str(err.value)
+    assert not (tmp_path / "aliases").exists() and not (tmp_path / "mentions").exists()
 
     papers = tmp_path / "papers.jsonl"
     papers.write_text('{"paper_id": "1", "title": null}\n')
-    with pytest.raises(ValueError, match=re.escape(f"s2orc corpus: no document in {[str(papers)]}")):
-        build_s2orc_corpus(spark, [str(papers)], str(tmp_path / "s2orc"))
-    assert not (tmp_path / "s2orc").exists()
+    counts = build_s2orc_corpus(spark, [str(papers)], str(tmp_path / "s2orc"))
+    assert (counts["documents"], counts["skipped_no_text"], counts["files_without_documents"]) == (0, 1, 1)
+    with pytest.raises(ValueError, match=re.escape(f"no document in {[str(tmp_path / 's2orc')]}")):
+        link_by_string(spark, [str(tmp_path / "s2orc")], {"Corvel": ["Corvel"]}, str(tmp_path / "s2orc-mentions"))
+    assert not (tmp_path / "s2orc-mentions").exists()
 
 
 def test_task_entities_without_sentences_are_counted(finished):

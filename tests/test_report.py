@@ -1,4 +1,5 @@
-"""Report figures: the SVG bar chart draws what it is given, to scale; buckets and coverage counts."""
+"""Report figures: the SVG bar chart draws what it is given, to scale; buckets and coverage counts;
+the input-quality table."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pelt.entities import TASK_ENTITIES_SCHEMA
-from pelt.eval.report import bar_chart_svg, plot_lama_buckets, write_coverage
+from pelt.eval.report import bar_chart_svg, plot_lama_buckets, write_coverage, write_input_quality
+from pelt.logs import write_counts
 from pelt.table import write_table
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -67,3 +69,35 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     assert out == [expected]
     assert list(csv.DictReader((tmp_path / "c.csv").open())) == [{k: str(v) for k, v in expected.items()}]
     assert len(_bars((tmp_path / "c.svg").read_text())) == 5  # alias, qid, title, not found, in table
+
+
+def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_path: Path):
+    """Each stage's counts file becomes rows in file order, zero counts included; skip counts are
+    marked whether or not they are zero, and only the non-zero ones are highlighted in the HTML."""
+    corpus, linking = tmp_path / "corpus.json", tmp_path / "linking.json"
+    write_counts(corpus, {"articles": 3, "skipped_dump_error": 1, "skipped_other_namespace": 2,
+                          "files_without_documents": 0}, stage="corpus_wikipedia", domain="wiki", source="d/a.xml.bz2")
+    write_counts(linking, {"anchors_disambiguation": 0, "mentions_anchor": 5, "how_missing": 2},
+                 stage="link_wikipedia", domain="wiki")
+    assert not list(tmp_path.glob("*.partial"))
+    rows = write_input_quality([corpus, linking], tmp_path / "q.csv", tmp_path / "q.html")
+    expected = [
+        ("corpus_wikipedia", "d/a.xml.bz2", "articles", 3, 0),
+        ("corpus_wikipedia", "d/a.xml.bz2", "skipped_dump_error", 1, 1),
+        ("corpus_wikipedia", "d/a.xml.bz2", "skipped_other_namespace", 2, 0),  # skipped by design
+        ("corpus_wikipedia", "d/a.xml.bz2", "files_without_documents", 0, 1),
+        ("link_wikipedia", "", "anchors_disambiguation", 0, 1),
+        ("link_wikipedia", "", "mentions_anchor", 5, 0),
+        ("link_wikipedia", "", "how_missing", 2, 1),
+    ]
+    assert [(r["stage"], r["source"], r["count"], r["value"], r["skip"]) for r in rows] == expected
+    assert {r["domain"] for r in rows} == {"wiki"}
+    assert list(csv.DictReader((tmp_path / "q.csv").open())) == [
+        {"domain": "wiki", "stage": stage, "source": source, "count": name, "value": str(value), "skip": str(skip)}
+        for stage, source, name, value, skip in expected
+    ]
+    html = (tmp_path / "q.html").read_text()
+    highlighted = [tr.split("<td>")[4].removesuffix("</td>") for tr in html.split('<tr class="skipped">')[1:]]
+    assert highlighted == ["skipped_dump_error", "how_missing"]
+    assert html.count("<tr>") == 1 + len(expected) - 2  # the header and the rows without a skip
+    assert "2 of 4 skip counts are not zero" in html

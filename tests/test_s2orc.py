@@ -108,6 +108,7 @@ def test_build_s2orc_corpus(spark, shared_data: Path, tmp_path: Path) -> None:
         "skipped_bad_json": 1,
         "skipped_read_error": 1,
         "skipped_duplicate": 3,
+        "files_without_documents": 0,
     }
     documents = spark.read.parquet(str(tmp_path / "documents"))
     assert documents.schema == DOCUMENTS_SCHEMA

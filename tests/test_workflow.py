@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import bz2
 import csv
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -14,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from demo_run import DEMO, REPO, SNAKEMAKE, snakemake, write_config
+from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
 
 def planned_jobs(dry_run: str) -> list[dict]:
     """The jobs of a dry run's output: rule name, inputs and outputs of each."""
@@ -154,9 +156,9 @@ def test_demo_end_to_end(finished, tmp_path):
     results = finished / "results"
 
     articles, redirects = _demo_dump_counts()
-    documents = pq.read_table(results / "corpus" / "wikipedia" / "documents").to_pylist()
+    documents = pq.read_table(finished / CORPUS_FILE / "documents").to_pylist()
     assert len(documents) == articles >= 40
-    pages = pq.read_table(results / "corpus" / "wikipedia" / "pages").to_pylist()
+    pages = pq.read_table(finished / CORPUS_FILE / "pages").to_pylist()
     assert sum(p["is_redirect"] for p in pages) == redirects > 0
     for doc in documents:
         assert "[[" not in doc["text"] and "{{" not in doc["text"]
@@ -220,6 +222,13 @@ def test_demo_end_to_end(finished, tmp_path):
     assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
     assert "lama_buckets.svg" in html and "coverage.csv" in html and "lama.csv" in html
+    # The input-quality table, embedded: the demo's articles as the corpus counted them, and a skip
+    # it has (a task entity that no sentence mentions), highlighted.
+    (embedded,) = re.findall(r"filename=input_quality\.html;base64,([A-Za-z0-9+/=]+)", html)
+    quality = base64.b64decode(embedded).decode()
+    source = config["corpora"]["wikipedia"]["path"]
+    assert f"<td>corpus_wikipedia</td><td>{source}</td><td>articles</td><td>{articles}</td>" in quality
+    assert '<tr class="skipped"><td>wikipedia</td><td>sample_mentions</td><td></td><td>wanted_without_mentions</td><td>1</td>' in quality
 
 
 def _check_finetuning_results(results: Path, config: dict) -> None:

@@ -8,6 +8,11 @@ path for ``local[N]``, a shared file system on a cluster).
 Every page becomes exactly one row: a page, or a skip row that says why (``skip``) and what
 (``detail``). Counts come from those rows, not from accumulators, so a retried task cannot count
 twice and nothing is dropped without a trace.
+
+The workflow runs one corpus job per file, so that a new dump file is parsed alone; a file that
+gives no document is a counted skip there (``files_without_documents``), and the stages after
+read the union of the files' outputs with :func:`read_documents` and :func:`read_pages`, where a
+domain whose files hold no document at all is an error.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import glob
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 
 from pyspark import StorageLevel
@@ -66,7 +71,8 @@ PAGES_SCHEMA = T.StructType(
         T.StructField("qid", T.StringType()),
     ]
 )
-# What the parsing tasks emit: a page (skip is null) or a skipped page / read error.
+# What the parsing tasks emit: a page (skip is null) or a skipped page / read error, and the file
+# it came from.
 _PAGE_ROWS = T.StructType(
     [
         *PAGES_SCHEMA.fields[:-1],
@@ -74,6 +80,7 @@ _PAGE_ROWS = T.StructType(
         T.StructField("links", T.ArrayType(LINK_TYPE)),
         T.StructField("skip", T.StringType()),
         T.StructField("detail", T.StringType()),
+        T.StructField("file", T.StringType()),
     ]
 )
 # Why a page or a piece of a dump produced no output row.
@@ -82,6 +89,11 @@ WIKIPEDIA_SKIP_REASONS = ("other_namespace", "bad_redirect", "wikitext_error", "
 DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
 
 WorkItem = tuple[str, int | None, int | None]
+
+
+def as_paths(paths: str | Sequence[str]) -> list[str]:
+    """One path or a list of them, as a list (a domain's corpus is one output per file)."""
+    return [paths] if isinstance(paths, str) else list(paths)
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
@@ -144,14 +156,15 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     else:
         pages = iter_multistream_pages(path, start, end, stats)
     for page in pages:
-        yield _page_row(page, namespace)
+        yield (*_page_row(page, namespace), path)
     where = path if start is None else f"{path}[{start}:{end}]"
     for message in stats.bad_pages:
-        yield _skip_row("bad_page", f"{where}: {message}")
+        yield (*_skip_row("bad_page", f"{where}: {message}"), path)
     for message in stats.errors:
-        yield _skip_row("dump_error", f"{where}: {message}")
+        yield (*_skip_row("dump_error", f"{where}: {message}"), path)
     if stats.bad_utf8:  # the pages are kept: a notice row, counted apart from the skips
-        yield _skip_row("bad_utf8", f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD")
+        notice = f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD"
+        yield (*_skip_row("bad_utf8", notice), path)
 
 
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
@@ -178,13 +191,43 @@ def log_skips(rows: DataFrame, counts: dict[str, int], stage: str, quiet: Iterab
         logger.warning("%s: skipped (%s): %s", stage, row.skip, row.detail)
 
 
-def require_documents(n_documents: int, files: list[str], counts: Mapping[str, int], stage: str) -> None:
-    """Input that gives no document is an error now rather than an empty table hours later."""
-    if n_documents == 0:
+def files_without_documents(
+    files: list[str], with_documents: Iterable[str], counts: Mapping[str, int], stage: str
+) -> int:
+    """How many of ``files`` gave no document; each is logged with what the stage read.
+
+    A skip, not an error: with one corpus job per file, one empty or truncated file among many
+    must not stop the domain. A domain whose files give no document at all fails where they are
+    read together (:func:`read_documents`), rather than as an empty table hours later.
+    """
+    empty = sorted(set(files) - set(with_documents))
+    if empty:
         found = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "nothing"
-        raise ValueError(
-            f"{stage}: no document in {files} (read: {found}); a wrong path, or an empty or truncated file?"
+        logger.warning(
+            "%s: no document in %s (read: %s); a wrong path, or an empty or truncated file?", stage, empty, found
         )
+    return len(empty)
+
+
+def read_documents(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame:
+    """The documents of a domain: the union of its corpus outputs (one per corpus file).
+
+    A domain whose files hold no document at all is an error here, naming them: each file's corpus
+    job only counted its own file as empty (see :func:`files_without_documents`).
+    """
+    paths = as_paths(paths)
+    documents = spark.read.parquet(*paths)
+    if documents.isEmpty():
+        raise ValueError(
+            f"no document in {paths}: every corpus file was empty or skipped (the corpus logs and"
+            " counts.json beside them say what each held); a wrong path, or empty or truncated files?"
+        )
+    return documents
+
+
+def read_pages(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame:
+    """The pages of a Wikipedia domain: the union of its corpus outputs (one per dump file)."""
+    return spark.read.parquet(*as_paths(paths))
 
 
 def build_wikipedia_corpus(
@@ -203,7 +246,8 @@ def build_wikipedia_corpus(
     give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
     ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (all pages of the dump) and
     ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS, and ``files_with_bad_utf8`` (files or
-    multistream ranges in which bytes that are not UTF-8 were replaced; their pages are kept).
+    multistream ranges in which bytes that are not UTF-8 were replaced; their pages are kept) and
+    ``files_without_documents`` (dump files that gave no article: logged, not an error).
     """
     files = expand_paths(paths)
     items = wikipedia_work_items(files, split_bytes)
@@ -225,11 +269,13 @@ def build_wikipedia_corpus(
         )
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
-        log_skips(rows, counts, "wikipedia corpus", quiet=("other_namespace",))
-        require_documents(counts["articles"], files, counts, "wikipedia corpus")
-
         good = rows.where(F.col("skip").isNull())
-        documents = good.where(~F.col("is_redirect")).select(
+        articles = good.where(~F.col("is_redirect"))
+        with_documents = [row.file for row in articles.select("file").distinct().collect()]
+        counts["files_without_documents"] = files_without_documents(files, with_documents, counts, "wikipedia corpus")
+        log_skips(rows, counts, "wikipedia corpus", quiet=("other_namespace",))
+
+        documents = articles.select(
             F.col("page_id").cast("string").alias("doc_id"), "title", "text", "links"
         )
         documents.write.mode("overwrite").parquet(documents_out)

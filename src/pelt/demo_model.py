@@ -11,7 +11,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow.dataset as ds
@@ -54,8 +54,10 @@ def train_bpe_tokenizer(
     )
 
 
-def _read_texts(documents_path: str) -> list[str]:
-    table = ds.dataset(documents_path, format="parquet").to_table(columns=["text"])
+def _read_texts(documents_path: str | Sequence[str]) -> list[str]:
+    """The texts of a documents folder, or of the union of several (one per corpus file), in order."""
+    paths = [documents_path] if isinstance(documents_path, str) else list(documents_path)
+    table = ds.dataset([ds.dataset(path, format="parquet") for path in paths]).to_table(columns=["text"])
     texts = [t for t in table.column("text").to_pylist() if t]
     skipped = table.num_rows - len(texts)
     if skipped:
@@ -66,7 +68,7 @@ def _read_texts(documents_path: str) -> list[str]:
 
 
 def train_demo_model(
-    documents_path: str,
+    documents_path: str | Sequence[str],
     out_dir: str,
     *,
     vocab_size: int = 4000,
@@ -78,7 +80,8 @@ def train_demo_model(
     batch_size: int = 32,
     seed: int = 42,
 ) -> dict[str, float]:
-    """Train tokenizer and masked LM on the ``text`` column of ``documents_path``; save both to ``out_dir``.
+    """Train tokenizer and masked LM on the ``text`` column of ``documents_path`` (a documents folder
+    or a list of them); save both to ``out_dir``.
 
     Documents are cut into blocks of ``max_seq_len`` tokens (specials included) and batches drawn
     from a seeded generator, so a rerun gives the same weights.  The model has exactly

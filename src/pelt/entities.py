@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pelt.corpus import read_pages
 from pelt.linking import normalize_alias, resolve_titles
 from pelt.wikitext import normalize_title
 
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 TASK_ENTITIES_SCHEMA = pa.schema(
     [("name", pa.string()), ("qid", pa.string()), ("entity_id", pa.string()), ("how", pa.string())]
 )
+# The rules of resolve_task_entities, most reliable first; every one is counted, zeros included, so
+# that the report shows "how_missing = 0" rather than leaving the reader to guess.
+RESOLVED_HOW = ("qid", "title", "redirect", "alias", "missing")
 
 
 def _small(spark: SparkSession, column: str, values: Iterable[str]) -> DataFrame:
@@ -36,11 +40,11 @@ def _small(spark: SparkSession, column: str, values: Iterable[str]) -> DataFrame
 
 
 def _lookups(
-    spark: SparkSession, wanted: list[tuple[str, str | None]], aliases_path: str, pages_path: str
+    spark: SparkSession, wanted: list[tuple[str, str | None]], aliases_path: str, pages_path: str | Sequence[str]
 ) -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, str]]:
     """Only the rows of the big tables that concern the wanted entities, as dicts:
     qid -> entity, normalised title -> (entity, status), alias -> its most frequent entity."""
-    pages = spark.read.parquet(pages_path)
+    pages = read_pages(spark, pages_path)
     titles = resolve_titles(pages).filter(F.col("entity_id").isNotNull()).persist()
     qids = {qid for _, qid in wanted if qid}
     by_qid: dict[str, str] = {}
@@ -76,10 +80,11 @@ def resolve_task_entities(
     spark: SparkSession,
     wanted: list[tuple[str, str | None]],
     aliases_path: str,
-    pages_path: str,
+    pages_path: str | Sequence[str],
     out_path: str,
 ) -> dict[str, int]:
-    """Write one Parquet file ``out_path`` (name, qid, entity_id, how) for the (name, qid) pairs."""
+    """Write one Parquet file ``out_path`` (name, qid, entity_id, how) for the (name, qid) pairs;
+    ``pages_path``: a pages folder, or the list of a domain's (one per corpus file)."""
     unique = list(dict.fromkeys(wanted))
     by_qid, by_title, by_alias = _lookups(spark, unique, aliases_path, pages_path)
     rows = []
@@ -95,7 +100,7 @@ def resolve_task_entities(
             rows.append((name, qid, by_alias[normalize_alias(name)], "alias"))
         else:
             rows.append((name, qid, None, "missing"))
-    return _write_task_entities(rows, len(wanted), out_path)
+    return _write_task_entities(rows, len(wanted), out_path, RESOLVED_HOW)
 
 
 def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> dict[str, int]:
@@ -103,10 +108,13 @@ def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> d
     QID when given, else the name, ``how`` = ``string``), and string matching of its names in
     the text (:func:`pelt.linking.link_by_string`) finds its mentions."""
     unique = list(dict.fromkeys(wanted))
-    return _write_task_entities([(name, qid, qid or name, "string") for name, qid in unique], len(wanted), out_path)
+    rows = [(name, qid, qid or name, "string") for name, qid in unique]
+    return _write_task_entities(rows, len(wanted), out_path, ("string",))
 
 
-def _write_task_entities(rows: list[tuple], n_wanted: int, out_path: str) -> dict[str, int]:
+def _write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: Iterable[str]) -> dict[str, int]:
+    """Write the rows atomically; return and log ``wanted``, ``duplicates`` and ``how_<rule>`` for
+    each of ``hows``."""
     table = pa.Table.from_pylist(
         [dict(zip(TASK_ENTITIES_SCHEMA.names, row, strict=True)) for row in rows], schema=TASK_ENTITIES_SCHEMA
     )
@@ -115,7 +123,8 @@ def _write_task_entities(rows: list[tuple], n_wanted: int, out_path: str) -> dic
     pq.write_table(table, partial_path)
     os.replace(partial_path, out_path)  # a killed job leaves no file that looks complete
     counts = {"wanted": n_wanted, "duplicates": n_wanted - len(rows)}
-    counts.update({f"how_{how}": n for how, n in sorted(Counter(row[3] for row in rows).items())})
+    by_how = Counter(row[3] for row in rows)
+    counts.update({f"how_{how}": by_how[how] for how in sorted(hows)})
     for key, value in counts.items():
         log.info("task entities: %s = %d", key, value)
     return counts

@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache, partial
 from typing import Any
 
@@ -55,6 +55,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 from spacy.language import Language
 
+from pelt.corpus import read_documents, read_pages
 from pelt.names import BloomFilter, candidate_names, filter_entries, name_key
 from pelt.sentences import sentence_spans, tokenize, trim_span
 
@@ -179,9 +180,9 @@ def segment_document(
     ]
 
 
-def _documents(spark: SparkSession, path: str) -> tuple[DataFrame, dict[str, int]]:
+def _documents(spark: SparkSession, path: str | Sequence[str]) -> tuple[DataFrame, dict[str, int]]:
     """The documents that have an id, and the count of those that have none (skipped, logged)."""
-    documents = spark.read.parquet(path)
+    documents = read_documents(spark, path)
     _require_columns(documents, ("doc_id", "title", "text", "links"), "documents")
     counts = {"documents_without_id": documents.filter(F.col("doc_id").isNull()).count()}
     if counts["documents_without_id"]:
@@ -513,8 +514,8 @@ def _log_counts(what: str, counts: dict[str, int]) -> dict[str, int]:
 
 def link_wikipedia(
     spark: SparkSession,
-    documents_path: str,
-    pages_path: str,
+    documents_path: str | Sequence[str],
+    pages_path: str | Sequence[str],
     aliases_out: str,
     mentions_out: str,
     *,
@@ -532,7 +533,7 @@ def link_wikipedia(
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
     counts: dict[str, int] = {}
-    pages = spark.read.parquet(pages_path)
+    pages = read_pages(spark, pages_path)
     _require_columns(pages, ("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation"), "pages")
     titles = resolve_titles(pages).persist(StorageLevel.MEMORY_AND_DISK)
     for row in titles.groupBy("status").count().collect():
@@ -598,7 +599,7 @@ def link_wikipedia(
 
 def link_by_string(
     spark: SparkSession,
-    documents_path: str,
+    documents_path: str | Sequence[str],
     names: Mapping[str, list[str]],
     mentions_out: str,
     lowercase_names_any_case: bool = True,

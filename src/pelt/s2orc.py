@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, log_skips, require_documents
+from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, files_without_documents, log_skips
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ _ROWS = T.StructType(
         T.StructField("skip", T.StringType()),
         T.StructField("detail", T.StringType()),
         T.StructField("bad_utf8", T.BooleanType()),
+        T.StructField("file", T.StringType()),
     ]
 )
 
@@ -123,6 +124,11 @@ def paper_text(record: dict[str, Any], include_body: bool = True) -> tuple[str, 
 
 
 def _file_rows(path: str, include_body: bool) -> Iterator[tuple]:
+    """The rows of :func:`_record_rows`, each with the file's path (files without papers are counted)."""
+    return ((*row, path) for row in _record_rows(path, include_body))
+
+
+def _record_rows(path: str, include_body: bool) -> Iterator[tuple]:
     """One output row per record of a file (a document, or a skip row with the reason), and one
     ``read_error`` row if the file breaks off (truncated gzip): the records before it are kept."""
     try:
@@ -150,8 +156,9 @@ def build_s2orc_corpus(
     """Write the S2ORC papers of ``paths`` (files or globs) as ``documents/``; return and log counts.
 
     Counts: ``documents`` (written, one per paper id), ``records`` (records read, plus one per
-    file that broke off), ``bad_utf8`` (records with replaced bytes, kept) and ``skipped_<reason>``
-    for each of S2ORC_SKIP_REASONS (``duplicate``: a paper id met again, its shorter text dropped).
+    file that broke off), ``bad_utf8`` (records with replaced bytes, kept), ``skipped_<reason>``
+    for each of S2ORC_SKIP_REASONS (``duplicate``: a paper id met again, its shorter text dropped)
+    and ``files_without_documents`` (files that gave no paper: logged, not an error).
     ``include_body=False`` keeps abstracts only.
     """
     files = expand_paths(paths)
@@ -165,15 +172,14 @@ def build_s2orc_corpus(
             by_kind["documents" if row.skip is None else f"skipped_{row.skip}"] += row["count"]
             by_kind["records"] += row["count"]
             by_kind["bad_utf8"] += row["count"] if row.bad_utf8 else 0
-        if not by_kind["documents"]:
-            log_skips(rows, dict(by_kind), "s2orc corpus")
-            require_documents(0, files, by_kind, "s2orc corpus")
+        papers = rows.where(F.col("skip").isNull())
+        with_documents = [row.file for row in papers.select("file").distinct().collect()]
+        empty = files_without_documents(files, with_documents, by_kind, "s2orc corpus")
         # A paper met twice (metadata abstract and full text, or two releases) is kept once: the
         # longest text wins; ties go to the smaller text so that reruns choose the same record.
         best = Window.partitionBy("doc_id").orderBy(F.length("text").desc(), F.col("text"))
         (
-            rows.where(F.col("skip").isNull())
-            .withColumn("_rank", F.row_number().over(best))
+            papers.withColumn("_rank", F.row_number().over(best))
             .where(F.col("_rank") == 1)
             .select(*DOCUMENTS_SCHEMA.fieldNames())
             .write.mode("overwrite")
@@ -184,6 +190,7 @@ def build_s2orc_corpus(
         by_kind["documents"] = written
         counts = {k: by_kind[k] for k in ("documents", "records", "bad_utf8")}
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in S2ORC_SKIP_REASONS})
+        counts["files_without_documents"] = empty
         log_skips(rows, counts, "s2orc corpus", quiet=("no_text",))
     finally:
         rows.unpersist()

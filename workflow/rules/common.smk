@@ -1,4 +1,5 @@
 import glob
+import os
 import re
 
 from snakemake.utils import min_version, validate
@@ -26,6 +27,54 @@ def corpus_files(key):
         return expand_globs(paths, f"corpora.{wildcards.domain}.{key}")
 
     return files
+
+
+def corpus_file_ids(domain):
+    """File id -> path of each corpus file of a domain; the corpus stage runs one job per file.
+
+    The id is the file's name (characters other than letters, digits, `.`, `_`, `+` and `-` made
+    `_`): readable in output paths, and the same whatever other files come or go, so that a new
+    dump file adds one job instead of redoing the others. Two files that would get the same id
+    (one name in two folders) are a config error: their outputs would overwrite each other.
+    """
+    ids = {}
+    for path in expand_globs(CORPORA[domain]["path"], f"corpora.{domain}.path"):
+        file_id = re.sub(r"[^\w.+-]", "_", os.path.basename(path))
+        first = ids.setdefault(file_id, path)
+        if os.path.realpath(first) != os.path.realpath(path):
+            raise WorkflowError(
+                f"corpora.{domain}.path: {first!r} and {path!r} would both be written to"
+                f" results/corpus/{domain}/files/{file_id}/; rename one of them"
+            )
+    return ids
+
+
+def corpus_file(wildcards):
+    """Input function of the corpus rules: the one file that the {file} wildcard names."""
+    ids = corpus_file_ids(wildcards.domain)
+    if wildcards.file not in ids:
+        raise WorkflowError(
+            f"results/corpus/{wildcards.domain}/files/{wildcards.file}: no file of"
+            f" corpora.{wildcards.domain}.path has that id; the ids are {sorted(ids)}"
+        )
+    return ids[wildcards.file]
+
+
+def corpus_outputs(domain, part):
+    """One corpus output (`documents`, `pages`, `counts.json`) of every file of a domain: what
+    the stages after the corpus read as one (Spark and pyarrow take the list of paths).
+    """
+    return expand(
+        "results/corpus/{domain}/files/{file}/{part}",
+        domain=domain,
+        file=corpus_file_ids(domain),
+        part=part,
+    )
+
+
+def domain_corpus(part):
+    """Input function: corpus_outputs of the job's {domain}."""
+    return lambda wildcards: corpus_outputs(wildcards.domain, part)
 
 
 def model_id(model):
@@ -134,6 +183,7 @@ def all_outputs():
     if "lama" in config["tasks"]:
         outputs.append("results/eval/report/lama_buckets.svg")
     outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "svg"])
+    outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
     return outputs
 
 
@@ -283,6 +333,21 @@ def coverage_inputs(wildcards):
             for domain, model in COVERAGE_TABLES
         ],
     }
+
+
+def input_quality_inputs(wildcards):
+    """Input function: the counts files of every stage of each task domain, in pipeline order:
+    the corpus (one per file), linking, task entities, sampling."""
+    return [
+        path
+        for domain in task_domains()
+        for path in [
+            *corpus_outputs(domain, "counts.json"),
+            f"results/linking/{domain}/counts.json",
+            f"results/samples/{domain}/task_entities.counts.json",
+            f"results/samples/{domain}/counts.json",
+        ]
+    ]
 
 
 def lama_inputs(wildcards):

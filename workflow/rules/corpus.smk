@@ -1,17 +1,21 @@
-# Corpus stage (Spark): raw dumps -> plain-text documents with anchor spans.
+# Corpus stage (Spark): raw dumps -> plain-text documents with anchor spans, one job per corpus
+# file (corpus_file_ids), so that a new dump file is parsed alone; the stages after it read the
+# union of the files' outputs (corpus_outputs). Each job also writes what it counted and skipped.
 
 
 rule corpus_wikipedia:
     input:
-        dumps=corpus_files("path"),
+        dump=corpus_file,
         page_props=corpus_files("page_props"),
     output:
-        documents=directory("results/corpus/{domain}/documents"),
-        pages=directory("results/corpus/{domain}/pages"),
+        documents=directory("results/corpus/{domain}/files/{file}/documents"),
+        pages=directory("results/corpus/{domain}/files/{file}/pages"),
+        counts="results/corpus/{domain}/files/{file}/counts.json",
     log:
-        "logs/corpus/{domain}.log",
+        "logs/corpus/{domain}/{file}.log",
     wildcard_constraints:
         domain=domains_of_kind("wikipedia"),
+        file=r"[^/]+",
     conda:
         "../../envs/spark.yaml"
     threads: config["spark"]["threads"]
@@ -23,13 +27,15 @@ rule corpus_wikipedia:
 
 rule corpus_s2orc:
     input:
-        corpus_files("path"),
+        corpus_file,
     output:
-        documents=directory("results/corpus/{domain}/documents"),
+        documents=directory("results/corpus/{domain}/files/{file}/documents"),
+        counts="results/corpus/{domain}/files/{file}/counts.json",
     log:
-        "logs/corpus/{domain}.log",
+        "logs/corpus/{domain}/{file}.log",
     wildcard_constraints:
         domain=domains_of_kind("s2orc"),
+        file=r"[^/]+",
     conda:
         "../../envs/spark.yaml"
     threads: config["spark"]["threads"]

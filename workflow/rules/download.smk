@@ -3,7 +3,9 @@
 
 rule demo_model:
     input:
-        documents=f"results/corpus/{config['demo_model']['corpus']}/documents",
+        documents=lambda wildcards: corpus_outputs(
+            config["demo_model"]["corpus"], "documents"
+        ),
     output:
         directory("results/models/demo"),
     log:

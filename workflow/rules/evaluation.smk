@@ -1,5 +1,6 @@
 # Evaluation: LAMA P@1 for each model, without (baseline) and with (pelt) the table; the norm sweep;
-# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed.
+# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed; the
+# report's figures and tables (coverage, input quality).
 
 
 rule lama:
@@ -230,3 +231,26 @@ rule coverage:
         tables=COVERAGE_TABLES,
     script:
         "../scripts/coverage.py"
+
+
+rule input_quality:
+    input:
+        input_quality_inputs,
+    output:
+        csv=report(
+            "results/eval/report/input_quality.csv",
+            caption="../report/input_quality.rst",
+            category="Input quality",
+        ),
+        html=report(
+            "results/eval/report/input_quality.html",
+            caption="../report/input_quality.rst",
+            category="Input quality",
+        ),
+    log:
+        "logs/eval/report/input_quality.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/input_quality.py"

@@ -1,13 +1,15 @@
-# Linking stage (Spark): sentences, anchors resolved through redirects, the paper's heuristic.
+# Linking stage (Spark): sentences, anchors resolved through redirects, the paper's heuristic; on the
+# union of a domain's corpus files (a domain whose files hold no document at all fails here).
 
 
 rule link_wikipedia:
     input:
-        documents="results/corpus/{domain}/documents",
-        pages="results/corpus/{domain}/pages",
+        documents=domain_corpus("documents"),
+        pages=domain_corpus("pages"),
     output:
         aliases=directory("results/linking/{domain}/aliases"),
         mentions=directory("results/linking/{domain}/mentions"),
+        counts="results/linking/{domain}/counts.json",
     log:
         "logs/linking/{domain}.log",
     wildcard_constraints:
@@ -26,10 +28,11 @@ rule link_wikipedia:
 
 rule link_strings:
     input:
-        documents="results/corpus/{domain}/documents",
+        documents=domain_corpus("documents"),
         task_entities="results/samples/{domain}/task_entities.parquet",
     output:
         mentions=directory("results/linking/{domain}/mentions"),
+        counts="results/linking/{domain}/counts.json",
     log:
         "logs/linking/{domain}.log",
     wildcard_constraints:

@@ -4,10 +4,11 @@
 rule task_entities:
     input:
         aliases="results/linking/{domain}/aliases",
-        pages="results/corpus/{domain}/pages",
+        pages=domain_corpus("pages"),
         tasks=task_files,
     output:
-        "results/samples/{domain}/task_entities.parquet",
+        entities="results/samples/{domain}/task_entities.parquet",
+        counts="results/samples/{domain}/task_entities.counts.json",
     log:
         "logs/samples/{domain}/task_entities.log",
     conda:
@@ -24,7 +25,8 @@ rule task_entities_by_name:
     input:
         tasks=task_files,
     output:
-        "results/samples/{domain}/task_entities.parquet",
+        entities="results/samples/{domain}/task_entities.parquet",
+        counts="results/samples/{domain}/task_entities.counts.json",
     log:
         "logs/samples/{domain}/task_entities.log",
     wildcard_constraints:
@@ -45,6 +47,7 @@ rule sample_mentions:
     output:
         samples=directory("results/samples/{domain}/sentences"),
         frequencies=directory("results/samples/{domain}/frequencies"),
+        counts="results/samples/{domain}/counts.json",
     log:
         "logs/samples/{domain}/sample.log",
     conda:

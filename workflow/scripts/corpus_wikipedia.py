@@ -1,16 +1,23 @@
-"""Snakemake job: a Wikipedia pages-articles dump -> documents and pages (Parquet)."""
+"""Snakemake job: one Wikipedia pages-articles dump file -> documents and pages (Parquet), and its counts."""
 
 from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.corpus import build_wikipedia_corpus
+from pelt.logs import write_counts
 from pelt.spark import get_spark
 
-build_wikipedia_corpus(
-    get_spark(threads=snakemake.threads, **snakemake.params.spark),
-    list(snakemake.input.dumps),
-    snakemake.output.documents,
-    snakemake.output.pages,
-    page_props=list(snakemake.input.page_props),
+write_counts(
+    snakemake.output.counts,
+    build_wikipedia_corpus(
+        get_spark(threads=snakemake.threads, **snakemake.params.spark),
+        [snakemake.input.dump],
+        snakemake.output.documents,
+        snakemake.output.pages,
+        page_props=list(snakemake.input.page_props),
+    ),
+    stage=snakemake.rule,
+    domain=snakemake.wildcards.domain,
+    source=snakemake.input.dump,
 )

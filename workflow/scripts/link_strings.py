@@ -1,4 +1,5 @@
-"""Snakemake job: mentions of the task entities' names in a corpus without hyperlinks."""
+"""Snakemake job: mentions of the task entities' names in a corpus without hyperlinks (all its
+files), and the linking counts."""
 
 from pelt.logs import start_job
 
@@ -6,12 +7,18 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.entities import names_by_entity
 from pelt.linking import link_by_string
+from pelt.logs import write_counts
 from pelt.spark import get_spark
 
-link_by_string(
-    get_spark(threads=snakemake.threads, **snakemake.params.spark),
-    snakemake.input.documents,
-    names_by_entity(snakemake.input.task_entities),
-    snakemake.output.mentions,
-    ner_model=snakemake.params.ner_model,
+write_counts(
+    snakemake.output.counts,
+    link_by_string(
+        get_spark(threads=snakemake.threads, **snakemake.params.spark),
+        list(snakemake.input.documents),
+        names_by_entity(snakemake.input.task_entities),
+        snakemake.output.mentions,
+        ner_model=snakemake.params.ner_model,
+    ),
+    stage=snakemake.rule,
+    domain=snakemake.wildcards.domain,
 )

@@ -1,19 +1,26 @@
-"""Snakemake job: documents + pages -> aliases and sentence-level mentions (Parquet)."""
+"""Snakemake job: the documents + pages of a domain's corpus files -> aliases and sentence-level
+mentions (Parquet), and the linking counts."""
 
 from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking import link_wikipedia
+from pelt.logs import write_counts
 from pelt.spark import get_spark
 
-link_wikipedia(
-    get_spark(threads=snakemake.threads, **snakemake.params.spark),
-    snakemake.input.documents,
-    snakemake.input.pages,
-    snakemake.output.aliases,
-    snakemake.output.mentions,
-    heuristic=snakemake.params.heuristic,
-    max_iterations=snakemake.params.max_iterations,
-    ner_model=snakemake.params.ner_model,
+write_counts(
+    snakemake.output.counts,
+    link_wikipedia(
+        get_spark(threads=snakemake.threads, **snakemake.params.spark),
+        list(snakemake.input.documents),
+        list(snakemake.input.pages),
+        snakemake.output.aliases,
+        snakemake.output.mentions,
+        heuristic=snakemake.params.heuristic,
+        max_iterations=snakemake.params.max_iterations,
+        ner_model=snakemake.params.ner_model,
+    ),
+    stage=snakemake.rule,
+    domain=snakemake.wildcards.domain,
 )

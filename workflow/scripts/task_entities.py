@@ -1,17 +1,24 @@
-"""Snakemake job: the entities the configured tasks need, resolved to the domain's entity ids."""
+"""Snakemake job: the entities the configured tasks need, resolved to the domain's entity ids, and
+how each was found (counts)."""
 
 from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.entities import resolve_task_entities
+from pelt.logs import write_counts
 from pelt.spark import get_spark
 from pelt.tasks import task_entities
 
-resolve_task_entities(
-    get_spark(threads=snakemake.threads, **snakemake.params.spark),
-    task_entities(snakemake.params.tasks, snakemake.wildcards.domain),
-    snakemake.input.aliases,
-    snakemake.input.pages,
-    snakemake.output[0],
+write_counts(
+    snakemake.output.counts,
+    resolve_task_entities(
+        get_spark(threads=snakemake.threads, **snakemake.params.spark),
+        task_entities(snakemake.params.tasks, snakemake.wildcards.domain),
+        snakemake.input.aliases,
+        list(snakemake.input.pages),
+        snakemake.output.entities,
+    ),
+    stage=snakemake.rule,
+    domain=snakemake.wildcards.domain,
 )

@@ -1,5 +1,5 @@
-"""Figures and tables for ``snakemake --report``: P@1 by subject frequency, and how many task entities
-the corpus covers.
+"""Figures and tables for ``snakemake --report``: P@1 by subject frequency, how many task entities
+the corpus covers, and what each stage read and skipped (input quality).
 
 The figures are plain SVG written here (grouped bar charts), so the report needs no plotting
 library: a figure is a few dozen lines of markup, and the pipeline's environments stay as small as
@@ -12,6 +12,7 @@ import csv
 import json
 import logging
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -143,4 +144,73 @@ def write_coverage(
                                "entities"))
     for row in rows:
         logger.info("coverage %s", ", ".join(f"{k} = {v}" for k, v in row.items()))
+    return rows
+
+
+# Counts of input that a stage dropped (or, for bytes that are not UTF-8, repaired and kept), as the
+# stages name them (pelt.corpus, pelt.s2orc, pelt.linking, pelt.entities, pelt.sampling): flagged in
+# the input-quality table. Pages outside the article namespace are skipped by design, not for being
+# bad, and are not flagged (the corpus log keeps them quiet for the same reason).
+SKIP_COUNTS = re.compile(
+    r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|bad_utf8"
+    r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"
+    r"|pages_without_title|names_(?:blank|ambiguous)|how_missing|wanted_without_mentions"
+)
+INPUT_QUALITY_COLUMNS = ("domain", "stage", "source", "count", "value", "skip")
+
+
+def input_quality_rows(counts_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
+    """One row per count of each stage's counts file (pelt.logs.write_counts), zeros included, in
+    the order of the files and of the counts in each; ``skip`` is 1 for counts of skipped input."""
+    rows = []
+    for path in counts_jsons:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+        for name, value in record["counts"].items():
+            rows.append({
+                "domain": record["domain"],
+                "stage": record["stage"],
+                "source": record["source"] or "",
+                "count": name,
+                "value": value,
+                "skip": int(SKIP_COUNTS.fullmatch(name) is not None),
+            })
+    return rows
+
+
+def write_input_quality(
+    counts_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_html: str | os.PathLike[str]
+) -> list[dict]:
+    """The input-quality table: every count of every stage per domain (CSV), and the same as an HTML
+    page for the report, where a skip that happened stands out.
+
+    The stages already log these numbers; the table puts them where the results are read, so a
+    truncated dump file or a task whose entities the corpus lacks is seen without opening job logs.
+    """
+    rows = input_quality_rows(counts_jsons)
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=INPUT_QUALITY_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    flagged = [row for row in rows if row["skip"] and row["value"]]
+    cells = "".join(
+        ("<tr class=\"skipped\">" if row["skip"] and row["value"] else "<tr>")
+        + "".join(f"<td>{escape(str(row[column]))}</td>" for column in INPUT_QUALITY_COLUMNS)
+        + "</tr>\n"
+        for row in rows
+    )
+    header = "".join(f"<th>{column}</th>" for column in INPUT_QUALITY_COLUMNS)
+    with open(out_html, "w", encoding="utf-8") as fh:
+        fh.write(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Input quality</title><style>"
+            "body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+            "tr.skipped{background:#f8d0c0;font-weight:bold}</style></head><body>\n"
+            f"<p>{len(flagged)} of {sum(row['skip'] for row in rows)} skip counts are not zero"
+            " (highlighted); skip = 1 marks input that a stage dropped or repaired.</p>\n"
+            f"<table>\n<tr>{header}</tr>\n{cells}</table>\n</body></html>\n"
+        )
+    for row in flagged:
+        logger.warning("input quality: %s %s %s: %s = %d", row["domain"], row["stage"], row["source"],
+                       row["count"], row["value"])
     return rows
