@@ -211,6 +211,6 @@ def write_input_quality(
             f"<table>\n<tr>{header}</tr>\n{cells}</table>\n</body></html>\n"
         )
     for row in flagged:
-        logger.warning("input quality: %s %s %s: %s = %d", row["domain"], row["stage"], row["source"],
-                       row["count"], row["value"])
+        where = " ".join(filter(None, (row["domain"], row["stage"], row["source"])))
+        logger.warning("input quality: %s: %s = %d", where, row["count"], row["value"])
     return rows
