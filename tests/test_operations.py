@@ -412,6 +412,26 @@ def test_killed_encoding_resumes_from_finished_shards(finished, tmp_path):
         np.testing.assert_allclose(row["vector_sum"], first[entity]["vector_sum"], rtol=0, atol=1e-6)
 
 
+def test_a_second_run_from_the_same_inputs_gives_identical_samples_and_table(finished, tmp_path):
+    """Sampling (Spark) and encoding run again on the same linked corpus with the same seed, the
+    encoding cache removed so that every entity is encoded anew: the sampled sentences, the
+    frequencies and the table are those of the first run, bit for bit."""
+    work = copy_of(finished, tmp_path / "work")
+    shutil.rmtree(work / "results" / "tables" / "wikipedia" / "demo" / "cache")
+    run = snakemake(work, "--cores", "2", TABLE, "--forcerun", "sample_mentions")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-5000:]
+    assert jobs_of(output) == {"sample_mentions": 1, **ENCODING}
+    for stage in ("sentences", "frequencies"):
+        path = Path("results") / "samples" / "wikipedia" / stage
+        assert sorted_rows(work / path) == sorted_rows(finished / path), stage
+    again, first = table_rows(work / TABLE), table_rows(finished / TABLE)
+    assert again.keys() == first.keys() and len(first) > 10
+    for entity, row in again.items():
+        assert (row["n_sentences"], row["frequency"]) == (first[entity]["n_sentences"], first[entity]["frequency"])
+        assert np.array_equal(row["vector_sum"], first[entity]["vector_sum"]), entity
+
+
 def test_a_new_task_entity_is_the_only_one_encoded(finished, tmp_path):
     """A task gains an entity (Saltmere: in the corpus, in no task yet): the sampling and the shards
     rerun, but each shard encodes only the new entity's mentions; every other entity's sums come
