@@ -1,9 +1,9 @@
-"""The demo model trains on a documents Parquet, reloads through load_masked_lm, and is reproducible."""
+"""The demo model trains on a text file of documents, reloads through load_masked_lm, and is reproducible."""
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import json
+
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -18,9 +18,8 @@ SMALL = dict(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_
 @pytest.fixture
 def documents(tmp_path):
     texts = [" ".join(CORPUS[i : i + 4]) for i in range(0, len(CORPUS), 4)] + [""]
-    path = tmp_path / "documents"
-    path.mkdir()
-    pq.write_table(pa.table({"doc_id": [str(i) for i in range(len(texts))], "text": texts}), path / "part-0.parquet")
+    path = tmp_path / "documents.txt"
+    path.write_text("".join(t + "\n" for t in texts))
     return path
 
 
@@ -28,7 +27,8 @@ def test_demo_model_trains_and_reloads(documents, tmp_path, caplog):
     caplog.set_level("INFO", logger="pelt.demo_model")
     summary = train_demo_model(str(documents), str(tmp_path / "a"), steps=20, **SMALL)
     assert summary["final_loss"] < summary["initial_loss"] < 1.5 * summary["uniform_loss"]
-    assert "skipped 1 empty documents" in caplog.text and "MLM loss" in caplog.text
+    assert "skipped 1 blank lines" in caplog.text and "MLM loss" in caplog.text and "ETA" in caplog.text
+    assert json.loads((tmp_path / "a" / "training.json").read_text()) == summary
     model, tokenizer = load_masked_lm(str(tmp_path / "a"))
     assert type(model).__name__ == "RobertaForMaskedLM" and not model.training
     assert (tmp_path / "a" / "model.safetensors").exists()
@@ -46,6 +46,7 @@ def test_demo_model_trains_and_reloads(documents, tmp_path, caplog):
 
 
 def test_demo_model_needs_text(tmp_path):
-    pq.write_table(pa.table({"text": pa.array([None, ""], pa.string())}), tmp_path / "empty.parquet")
+    (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no document text"):
-        train_demo_model(str(tmp_path / "empty.parquet"), str(tmp_path / "m"), steps=1, **SMALL)
+        train_demo_model(str(tmp_path / "empty.txt"), str(tmp_path / "m"), steps=1, **SMALL)
+

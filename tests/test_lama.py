@@ -204,6 +204,14 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
         expected_buckets[frequency_bucket(frequencies.get(r["entity_id"], 0))] += 1
     assert {b: v["facts"] for b, v in result["buckets"].items() if v["facts"]} == dict(expected_buckets)
     assert set(expected_buckets) == {"[0,10)", "[10,50)", "[50,100)", "[100,+)"}
+    for name, bucket in result["buckets"].items():  # macro: the mean over the bucket's relations
+        by_relation = defaultdict(list)
+        for r in records.values():
+            if frequency_bucket(frequencies.get(r["entity_id"], 0)) == name:
+                by_relation[r["relation"]].append(r["correct"])
+        assert bucket["relations"] == len(by_relation)
+        if by_relation:
+            assert bucket["macro_p_at_1"] == pytest.approx(np.mean([np.mean(c) for c in by_relation.values()]))
 
 
 def test_baseline_with_table_only_buckets(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811

@@ -14,6 +14,7 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from pelt.eval.lama import resolve_norm
 from pelt.eval.relation import (
     Entity,
     Instance,
@@ -21,7 +22,6 @@ from pelt.eval.relation import (
     convert_wiki80_to_fewrel,
     drop_overlapping,
     entity_counts,
-    finetuning_norm,
     holdout_relations,
     marked_text,
     read_fewrel,
@@ -52,16 +52,15 @@ def _inst(
 def test_demo_files_read_with_correct_spans():
     fewrel = read_fewrel(DEMO / "fewrel" / "val_wiki.json")
     wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
-    assert len(fewrel) == 5 * 8 and len({i.relation for i in fewrel}) == 5
-    assert len(wiki80) == 30 and {i.relation for i in wiki80} == set(
+    assert len(fewrel) == 5 * 24 and len({i.relation for i in fewrel}) == 5
+    assert len(wiki80) == 228 and {i.relation for i in wiki80} == set(
         json.loads((DEMO / "wiki80" / "label2id.json").read_text())
     )
     for inst in fewrel + wiki80:  # names in FewRel / Wiki80 are the lowercased mention
         for e in (inst.head, inst.tail):
             assert " ".join(inst.tokens[e.start : e.end]).lower() == e.name
             assert e.qid.startswith("Q99")
-    first = fewrel[0]
-    assert first.tokens[:2] == ("Aldric", "Venn") and (first.head.start, first.head.end) == (0, 2)
+    assert all(e.end - e.start == 1 for inst in fewrel + wiki80 for e in (inst.head, inst.tail))  # one-word names
 
 
 def test_real_wiki80_holds_fewrel_val(shared_data: Path):
@@ -102,21 +101,21 @@ def test_wiki80_to_fewrel_round_trip_and_conversion(tmp_path: Path):
     wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
     (tmp_path / "f.json").write_text(json.dumps(to_fewrel(wiki80)))
     assert sorted(read_fewrel(tmp_path / "f.json"), key=lambda i: i.key) == sorted(wiki80, key=lambda i: i.key)
-    # The demo's Wiki80 sentences are its FewRel val sentences: excluding val leaves nothing of them ...
+    # The demo's Wiki80 holds its FewRel val relations: excluding val leaves the ten others ...
     counts = convert_wiki80_to_fewrel(
         [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "dev.jsonl"],
         tmp_path / "train.json",
         exclude=[DEMO / "fewrel" / "val_wiki.json"],
     )
-    assert counts == {"relations": 0, "instances": 0, "dropped_relations": 5}
+    assert counts == {"relations": 10, "instances": 342 - 5 * 24, "dropped_relations": 5}
     # ... and excluding the biomedical file keeps all, deduplicated across files
     counts = convert_wiki80_to_fewrel(
         [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "train.jsonl"],
         tmp_path / "train.json",
         exclude=[DEMO / "fewrel" / "val_pubmed.json"],
     )
-    assert counts == {"relations": 5, "instances": 30, "dropped_relations": 0}
-    assert len(read_instances([tmp_path / "train.json"])) == 30
+    assert counts == {"relations": 15, "instances": 228, "dropped_relations": 0}
+    assert len(read_instances([tmp_path / "train.json"])) == 228
 
 
 def test_marked_text_positions():
@@ -313,13 +312,13 @@ def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
     torch.testing.assert_close(vectors[0, hidden:], first, atol=1e-5, rtol=1e-4)
 
 
-def test_finetuning_norm_prefers_the_config_then_the_sweep(tmp_path: Path):
+def test_resolve_norm_prefers_the_config_then_the_sweep(tmp_path: Path):
     sweep = tmp_path / "norm_sweep.json"
     sweep.write_text(json.dumps({"task": "lama_norm_sweep", "chosen_norm": 4.0, "norms": []}))
-    assert finetuning_norm(None, sweep) == 4.0
-    assert finetuning_norm(9, sweep) == 9.0  # the configured norm wins
-    assert finetuning_norm(9, tmp_path / "absent.json") == 9.0  # and the sweep is then not read
-    assert finetuning_norm(None, None) is None  # neither: the table's default L
+    assert resolve_norm(None, sweep) == 4.0
+    assert resolve_norm(9, sweep) == 9.0  # the configured norm wins
+    assert resolve_norm(9, tmp_path / "absent.json") == 9.0  # and the sweep is then not read
+    assert resolve_norm(None, None) is None  # neither: the table's default L
     sweep.write_text(json.dumps({"task": "lama", "macro_p_at_1": 0.5}))
     with pytest.raises(ValueError, match="not a LAMA norm sweep"):
-        finetuning_norm(None, sweep)
+        resolve_norm(None, sweep)

@@ -42,7 +42,7 @@ def test_bar_chart_draws_each_value_to_scale():
 def test_lama_bucket_plot_has_a_bar_per_variant_and_bucket(tmp_path: Path):
     def result(variant: str, p: list[float | None]) -> str:
         path = tmp_path / f"{variant}.json"
-        buckets = {b: {"facts": 4, "p_at_1": v} for b, v in zip(["[0,10)", "[10,+)"], p)}
+        buckets = {b: {"facts": 4, "macro_p_at_1": v, "p_at_1": 0.0} for b, v in zip(["[0,10)", "[10,+)"], p)}
         path.write_text(json.dumps({"model": "/m/demo", "variant": variant, "buckets": buckets}))
         return str(path)
 

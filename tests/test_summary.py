@@ -33,7 +33,8 @@ def _result(path: Path, model: str, variant: str, macro: float, micro: float, bu
 
 
 def test_rows_and_markdown(tmp_path: Path):
-    buckets = {"[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.2}, "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None}}
+    buckets = {"[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.3, "macro_p_at_1": 0.2},
+               "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None, "macro_p_at_1": None}}
     files = [
         _result(tmp_path / "b.json", "demo", "pelt", 0.5, 0.45, buckets),
         _result(tmp_path / "a.json", "demo", "baseline", 0.25, 0.2, buckets),

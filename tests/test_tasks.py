@@ -26,20 +26,21 @@ def _demo_tasks() -> dict:
 def test_demo_lama_subjects_only():
     tasks = {"lama": _demo_tasks()["lama"]}
     entities = task_entities(tasks, "wikipedia")
-    # 18 people, 5 countries, 4 bands, 6 companies; objects are never task entities.
-    assert len(entities) == 33
-    assert ("Aldric Venn", "Q990000101") in entities and ("Kell Motor Company", "Q990000302") in entities
-    assert not any(name == "Corvel" for name, _ in entities)
+    # The knowledge world's subjects: 300 people, 45 companies, 45 bands, 15 countries; objects are
+    # never task entities.
+    assert len(entities) == 405
+    assert ("Popak", "Q990100093") in entities  # the first P19 fact's subject
+    assert not any(name == "Sinerkven" for name, _ in entities)  # its object, a city
     assert entities == sorted(entities)
 
 
 def test_demo_all_tasks_per_domain():
     wiki = task_entities(_demo_tasks(), "wikipedia")
     biomed = task_entities(_demo_tasks(), "biomed")
-    # FewRel/Wiki80 add lowercased head/tail names (e.g. cities and instruments) to the LAMA subjects.
-    assert ("corvel", "Q990000022") in wiki and ("piano", "Q990000401") in wiki
-    assert ("Aldric Venn", "Q990000101") in wiki and ("aldric venn", "Q990000101") in wiki
-    assert len(wiki) == len(set(wiki)) == 76
+    # FewRel/Wiki80 add lowercased head/tail names (people, but also cities and instruments) to the LAMA subjects.
+    assert ("depamin", "Q990100145") in wiki and ("reiduwick", "Q990100053") in wiki
+    assert ("Popak", "Q990100093") in wiki
+    assert len(wiki) == len(set(wiki)) == 743
     assert ("metformin", "C9900001") in biomed and len(biomed) == 37
     assert not set(wiki) & set(biomed)
     assert task_entities(_demo_tasks(), "nowhere") == []

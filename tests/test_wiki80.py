@@ -43,7 +43,7 @@ def test_setting_of(name, setting):
 
 
 def test_read_labels_checks_indices(tmp_path: Path):
-    assert read_labels(str(DEMO / "label2id.json"))["country"] == 4
+    assert read_labels(str(DEMO / "label2id.json"))["country"] == 9
     (tmp_path / "bad.json").write_text(json.dumps({"a": 0, "b": 2}))
     with pytest.raises(ValueError, match="relation -> 0..1"):
         read_labels(str(tmp_path / "bad.json"))

@@ -108,8 +108,8 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     runs = {job["output"][0]: job for job in jobs if job["rule"] in ("fewrel", "wiki80")}
     expected = {
         f"results/eval/{task}/demo/{variant}/{setting}/seed{seed}.json"
-        for task, settings, seeds in [("fewrel", ["5-1", "5-5"], [42]), ("fewrel2", ["5-1"], range(42, 47)),
-                                      ("wiki80", ["100%"], [42])]
+        for task, settings, seeds in [("fewrel", ["5-1", "5-5"], [42, 43, 44]), ("fewrel2", ["5-1"], range(42, 47)),
+                                      ("wiki80", ["100%"], [42, 43, 44])]
         for variant in ("baseline", "pelt")
         for setting in settings
         for seed in seeds
@@ -123,6 +123,16 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         assert (table in job["input"]) == pelt, job
         assert (f"results/samples/{domain}/task_entities.parquet" in job["input"]) == pelt, job
         assert (sweep in job["input"]) == (pelt and norm is None), job
+    # LAMA: the variants that inject (pelt and its two controls) take L from the sweep too; a control
+    # reads its control table in place of the table
+    lama = {job["output"][0]: job for job in jobs if job["rule"] == "lama"}
+    assert set(lama) == {f"results/eval/lama/demo/{v}.json" for v in ("baseline", "pelt", "permuted", "random")}
+    for output, job in lama.items():
+        variant = output.rsplit("/", 1)[1].removesuffix(".json")
+        assert (sweep in job["input"]) == (variant != "baseline" and norm is None), job
+        control = variant in ("permuted", "random")
+        table = f"results/tables/wikipedia/demo/{f'controls/{variant}' if control else 'table'}.parquet"
+        assert table in job["input"] and (control or "controls/" not in " ".join(job["input"])), job
     # FewRel 2.0 trains on the Wiki80 files (the wiki80 task's), excluding val_wiki's relations
     fewrel2 = runs["results/eval/fewrel2/demo/pelt/5-1/seed42.json"]["input"]
     assert {str(DEMO / "wiki80" / f) for f in ("train.jsonl", "dev.jsonl")} <= set(fewrel2)
@@ -234,6 +244,8 @@ def test_demo_end_to_end(finished, tmp_path):
 def _check_finetuning_results(results: Path, config: dict) -> None:
     """The demo's FewRel and Wiki80 runs: one result per variant, setting and seed, and summaries that hold them."""
     fewrel, wiki80 = config["tasks"]["fewrel"], config["tasks"]["wiki80"]
+    chosen_norm = json.loads((results / "eval" / "lama" / "demo" / "norm_sweep.json").read_text())["chosen_norm"]
+    assert wiki80["epochs"]["100%"] > 1
     dev_size = len((DEMO / "wiki80" / "dev.jsonl").read_text().splitlines())
     runs = {}
     for task, settings, seeds in [("fewrel", fewrel["settings"], fewrel["seeds"]),
@@ -247,15 +259,19 @@ def _check_finetuning_results(results: Path, config: dict) -> None:
                         "fewrel" if task == "fewrel" else "wiki80", variant, setting, seed)
                     assert 0.0 <= result["accuracy"] <= 1.0
                     evaluated = result["entities"]["test" if task == "fewrel" else "eval"]
-                    # the pelt variant injects the demo table's entities with the configured L; the baseline none
+                    # the pelt variant injects the demo table's entities with the L of the LAMA sweep; the baseline none
                     assert (evaluated["injected"] > 0, result["norm"]) == (
-                        (True, config["models"][0]["norm"]) if variant == "pelt" else (False, None))
+                        (True, chosen_norm) if variant == "pelt" else (False, None))
                     runs[task, variant, setting, seed] = result
     for (task, variant, setting, seed), result in runs.items():
         if task == "fewrel":
-            # steps 0: the pre-trained encoder, no validation; both variants scored on the same episodes
-            assert result["dataset"] == "fewrel1" and result["validation"]["best_step"] == 0
-            assert result["n"] == fewrel["test_episodes"] and result["hyperparameters"]["steps"] == 0
+            # trained on relations that are neither tested nor validated on, selected on held-out ones
+            data = result["data"]
+            assert result["dataset"] == "fewrel1" and result["hyperparameters"]["steps"] == fewrel["steps"] > 0
+            assert data["validation_source"] == "holdout" and data["test_relations"] == 5
+            assert data["train_relations"] >= 5 and len(data["validation_relations"]) >= 5
+            assert result["validation"]["best_step"] in range(fewrel["eval_every"], fewrel["steps"] + 1, fewrel["eval_every"])
+            assert result["n"] == fewrel["test_episodes"]
             n_way = int(setting.split("-")[0])
             assert result["n_queries"] == n_way * result["hyperparameters"]["n_query"] * result["n"]
             assert round(result["accuracy"] * result["n_queries"], 6).is_integer()

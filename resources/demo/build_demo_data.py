@@ -19,6 +19,7 @@ import json
 import re
 import sys
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,6 +28,10 @@ from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "source"
+sys.path.insert(0, str(HERE))
+from world import World, relation_instances  # noqa: E402  (beside this script, not a package)
+
+WORLD = World()
 
 # MediaWiki namespaces of English Wikipedia that the demo uses (subset of the real siteinfo).
 NAMESPACES = {
@@ -48,12 +53,21 @@ LAMA_RELATIONS = {
     "P36": ("The capital of [X] is [Y] .", "capital", "primary city of a country, province, state or other type of administrative territorial entity", "1-1"),
     "P37": ("The official language of [X] is [Y] .", "official language", "language designated as official by this item", "N-1"),
     "P159": ("The headquarter of [X] is in [Y] .", "headquarters location", "specific location where an organization's headquarters is or has been situated. Inverse property of \"occupant\" (P466).", "N-1"),
+    "P106": ("[X] is a [Y] by profession .", "occupation", "occupation of a person; see also \"field of work\" (Property:P101), \"position held\" (Property:P39)", "N-M"),
     "P740": ("[X] was founded in [Y] .", "location of formation", "location where a group or organization was formed", "N-1"),
     "P1303": ("[X] plays [Y] .", "instrument", "musical instrument that a person plays", "N-M"),
 }
 
 # Google-RE's relations (named by their Freebase predicate) and the T-REx relation of the same facts.
 GOOGLE_RE = {"place_of_birth": "P19", "place_of_death": "P20"}
+
+# The relations of the demo's FewRel test file (val_wiki.json): FewRel's training takes the other
+# relations of Wiki80 (five of them held out for validation).
+FEWREL_TEST = ("P19", "P20", "P27", "P1303", "P159")
+
+# Wiki80's entity types of the knowledge world's kinds.
+WIKI80_TYPES = {"country": "GPE", "city": "GPE", "language": "LANGUAGE", "person": "PERSON", "company": "ORGANIZATION",
+                "band": "ORGANIZATION", "instrument": "MISC", "occupation": "MISC"}
 
 # Words of the corpus that are not LAMA objects: candidates a model can wrongly prefer.
 DISTRACTORS = [
@@ -102,14 +116,16 @@ def namespace_of(title: str) -> int:
 
 
 def read_pages() -> list[Page]:
-    """All source pages, sorted by title (page ids follow this order, so adding a page renumbers later ones)."""
+    """All pages: the hand-written ones and the knowledge world's generated articles, sorted by
+    title (page ids follow this order, so adding a page renumbers later ones)."""
     pages = [
         Page(title_of(p), namespace_of(title_of(p)), p.read_text(encoding="utf-8").strip() + "\n")
         for p in sorted((SOURCE / "pages").glob("*.wiki"))
     ]
+    pages += [Page(title, 0, text) for title, text in WORLD.articles().items()]
     titles = [p.title for p in pages]
     if len(set(titles)) != len(titles):
-        raise ValueError("two page files map to the same title")
+        raise ValueError("two pages have the same title (a page file, or a generated article of world.py)")
     return sorted(pages, key=lambda p: p.title)
 
 
@@ -236,16 +252,24 @@ def page_props_sql(pages: list[Page], entities: dict[str, Entity]) -> str:
     )
 
 
+def world_entities() -> dict[str, Entity]:
+    """The knowledge world's entities (world.py), by name, as the writers here take them."""
+    return {
+        e.key: Entity(e.key, e.qid, e.key, WIKI80_TYPES[e.kind], e.kind not in ("instrument", "occupation"))
+        for e in WORLD.entities.values()
+    }
+
+
 def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
-    """T-REx-format fact files per relation (uuid5 of the triple: stable ids), the P19 / P20 facts
+    """The knowledge world's facts: T-REx-format fact files per relation (uuid5 of the triple: stable ids), the P19 / P20 facts
     again in Google-RE's format (Freebase predicate, no Wikidata ids: subjects resolve by name),
     relations.jsonl, common vocab."""
     by_relation: dict[str, list[str]] = {r: [] for r in LAMA_RELATIONS}
     google_re: dict[str, list[str]] = {r: [] for r in GOOGLE_RE}
     objects: set[str] = set()
-    for relation, subject, obj in read_tsv(SOURCE / "facts.tsv"):
+    for relation, subject, obj in WORLD.facts():
         if relation not in LAMA_RELATIONS:
-            raise ValueError(f"facts.tsv: relation {relation} has no template in LAMA_RELATIONS")
+            raise ValueError(f"world.py: relation {relation} has no template in LAMA_RELATIONS")
         sub, ob = entities[subject], entities[obj]
         fact = {
             "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pelt-demo/{relation}/{sub.qid}/{ob.qid}")),
@@ -338,8 +362,9 @@ def fewrel_json(instances: list[dict], key: str) -> str:
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
-def wiki80_files(instances: list[dict], n_train: int) -> dict[str, str]:
-    """Wiki80 layout; per relation the first ``n_train`` instances train, the rest are dev."""
+def wiki80_files(instances: list[dict], train_share: float) -> dict[str, str]:
+    """Wiki80 layout; per relation the first ``train_share`` of the instances train, the rest are dev."""
+    n_train = {r: train_share * n for r, n in Counter(inst["name"] for inst in instances).items()}
     seen: dict[str, int] = {}
     splits: dict[str, list[str]] = {"train": [], "dev": []}
     for inst in instances:
@@ -350,7 +375,7 @@ def wiki80_files(instances: list[dict], n_train: int) -> dict[str, str]:
                for s in ("h", "t")},
             "relation": inst["name"],
         }
-        splits["train" if rank < n_train else "dev"].append(json.dumps(record, ensure_ascii=False))
+        splits["train" if rank < n_train[inst["name"]] else "dev"].append(json.dumps(record, ensure_ascii=False))
     label2id = {name: i for i, name in enumerate(dict.fromkeys(inst["name"] for inst in instances))}
     return {
         "wiki80/train.jsonl": "\n".join(splits["train"]) + "\n",
@@ -388,11 +413,18 @@ def build(out: Path) -> list[Path]:
     pages = read_pages()
     wiki_entities = read_entities(SOURCE / "wiki_entities.tsv")
     biomed_entities = read_entities(SOURCE / "biomed_entities.tsv")
-    texts: dict[str, str] = {}
-    texts.update(lama_files(wiki_entities))
-    wiki_inst = read_instances(SOURCE / "relations_wiki.txt", wiki_entities, lowercase_tokens=False)
-    texts["fewrel/val_wiki.json"] = fewrel_json(wiki_inst, "relation")
-    texts.update(wiki80_files(wiki_inst, n_train=6))
+    world = world_entities()
+    shared = {k for k in set(world) & set(wiki_entities) if world[k].has_page}  # instruments may be shared
+    if shared:
+        raise ValueError(f"world.py names hand-written entities: {sorted(shared)}")
+    texts: dict[str, str] = {"pretraining/documents.txt": "".join(d + "\n" for d in WORLD.pretraining_documents())}
+    texts.update(lama_files(world))
+    wiki_inst = [
+        dict(inst, **{side: dict(inst[side], type=WIKI80_TYPES[inst[side]["kind"]]) for side in ("h", "t")})
+        for inst in relation_instances(WORLD)
+    ]
+    texts["fewrel/val_wiki.json"] = fewrel_json([i for i in wiki_inst if i["relation"] in FEWREL_TEST], "relation")
+    texts.update(wiki80_files(wiki_inst, train_share=2 / 3))
     pubmed_inst = read_instances(SOURCE / "relations_pubmed.txt", biomed_entities, lowercase_tokens=True)
     texts["fewrel/val_pubmed.json"] = fewrel_json(pubmed_inst, "name")
     texts["s2orc/demo.jsonl"] = s2orc_jsonl(SOURCE / "papers.txt")
@@ -400,7 +432,7 @@ def build(out: Path) -> list[Path]:
     blobs["wikipedia/demo-pages-articles.xml.bz2"] = bz2.compress(dump_xml(pages).encode("utf-8"), 9)
     sql = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=sql, mtime=0) as gz:
-        gz.write(page_props_sql(pages, wiki_entities).encode("utf-8"))
+        gz.write(page_props_sql(pages, wiki_entities | world).encode("utf-8"))
     blobs["wikipedia/demo-page_props.sql.gz"] = sql.getvalue()
     written = []
     for name, blob in sorted(blobs.items()):

@@ -102,7 +102,7 @@ def model_norm(wildcards):
 
 
 def norm_from_sweep(model):
-    """Whether the fine-tuning runs of a model take L from its LAMA norm sweep.
+    """Whether the LAMA and fine-tuning runs of a model with the table take L from its LAMA norm sweep.
 
     The paper picks L on the knowledge probe (section 3.1). A norm in the config wins; without a
     LAMA task there is no sweep, and L is the table's default (the model family's).
@@ -125,6 +125,9 @@ FEWREL_TASKS = [name for name in FEWREL_DATASETS if name in config["tasks"]]
 FINETUNING_DATA_KEYS = {"domain", "train", "val", "test", "dev", "exclude", "label2id"}
 FINETUNING_GRID_KEYS = {"settings", "seeds"}
 VARIANTS = ["baseline", "pelt"]
+# LAMA also scores the table's controls (pelt.eval.controls): a gain must come from each entity's own vector.
+CONTROLS = ["permuted", "random"]
+LAMA_VARIANTS = VARIANTS + CONTROLS
 
 
 def task_kind(name):
@@ -351,8 +354,19 @@ def input_quality_inputs(wildcards):
 
 
 def lama_inputs(wildcards):
-    """Both variants read the table: the baseline only for the frequency buckets."""
-    return evaluation_inputs(wildcards, "lama", lama_files(), with_table=True)
+    """Every variant reads a table: the baseline only for the frequency buckets, a control its
+    control table (same ids and counts, other vectors). The variants that inject take L from the
+    model's norm sweep where that chooses it (norm_from_sweep), as the fine-tuning runs do.
+    """
+    inputs = evaluation_inputs(wildcards, "lama", lama_files(), with_table=True)
+    variant = wildcards.get("variant")
+    if variant in CONTROLS:
+        inputs["table"] = inputs["table"].replace(
+            "table.parquet", f"controls/{variant}.parquet"
+        )
+    if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
+        inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
+    return inputs
 
 
 def finetuning_inputs(wildcards):

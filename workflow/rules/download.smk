@@ -1,11 +1,9 @@
-# Models that do not come from a hub: the demo model, trained on the demo corpus.
+# Models that do not come from a hub: the demo model, trained on the demo world's pretraining text.
 
 
 rule demo_model:
     input:
-        documents=lambda wildcards: corpus_outputs(
-            config["demo_model"]["corpus"], "documents"
-        ),
+        documents=lookup(dpath="demo_model/documents", within=config),
     output:
         directory("results/models/demo"),
     log:
@@ -14,6 +12,6 @@ rule demo_model:
         "../../envs/torch.yaml"
     threads: 2
     params:
-        settings={k: v for k, v in config["demo_model"].items() if k != "corpus"},
+        settings={k: v for k, v in config["demo_model"].items() if k != "documents"},
     script:
         "../scripts/demo_model.py"

@@ -13,7 +13,7 @@ rule lama:
     log:
         "logs/eval/lama/{model}/{variant}.log",
     wildcard_constraints:
-        variant="baseline|pelt",
+        variant="|".join(LAMA_VARIANTS),
     conda:
         "../../envs/torch.yaml"
     threads: 2
@@ -25,6 +25,21 @@ rule lama:
         task=config["tasks"].get("lama", {}),
     script:
         "../scripts/lama.py"
+
+
+rule control_table:
+    input:
+        "results/tables/{domain}/{model}/table.parquet",
+    output:
+        "results/tables/{domain}/{model}/controls/{control}.parquet",
+    log:
+        "logs/tables/{domain}/{model}/controls/{control}.log",
+    wildcard_constraints:
+        control="|".join(CONTROLS),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/control_table.py"
 
 
 rule lama_uhn:
@@ -52,7 +67,7 @@ rule lama_summary:
         expand(
             "results/eval/lama/{model}/{variant}.json",
             model=MODELS,
-            variant=["baseline", "pelt"],
+            variant=LAMA_VARIANTS,
         ),
     output:
         csv=report(
@@ -190,7 +205,7 @@ rule lama_bucket_plot:
         expand(
             "results/eval/lama/{model}/{variant}.json",
             model=MODELS,
-            variant=VARIANTS,
+            variant=LAMA_VARIANTS,
         ),
     output:
         report(

@@ -1,4 +1,4 @@
-"""Snakemake job: train the small demo RoBERTa (tokenizer + masked LM) on the demo corpus (all its files)."""
+"""Snakemake job: train the small demo RoBERTa (tokenizer + masked LM) on the demo's pretraining text."""
 
 from pelt.logs import start_job
 
@@ -6,4 +6,4 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.demo_model import train_demo_model
 
-train_demo_model(list(snakemake.input.documents), snakemake.output[0], **snakemake.params.settings)
+train_demo_model(snakemake.input.documents, snakemake.output[0], **snakemake.params.settings)

@@ -9,7 +9,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.fewrel import run_fewrel
-from pelt.eval.relation import finetuning_norm
+from pelt.eval.lama import resolve_norm
 
 run_fewrel(
     snakemake.params.model,
@@ -20,6 +20,6 @@ run_fewrel(
     exclude=list(snakemake.input.exclude),
     table_path=snakemake.input.get("table"),
     task_entities_path=snakemake.input.get("task_entities"),
-    norm=finetuning_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+    norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
     **snakemake.params.options,
 )

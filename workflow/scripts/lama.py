@@ -1,10 +1,10 @@
-"""Snakemake job: LAMA P@1 of a model, without (baseline) or with (pelt) its entity table."""
+"""Snakemake job: LAMA P@1 of a model, without (baseline) or with (pelt) its entity table, or a control of it."""
 
 from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.lama import run_lama
+from pelt.eval.lama import resolve_norm, run_lama
 
 task = snakemake.params.task
 run_lama(
@@ -16,7 +16,7 @@ run_lama(
     snakemake.output.predictions,
     table_path=snakemake.input.table,
     task_entities_path=snakemake.input.task_entities,
-    norm=snakemake.params.norm,
+    norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
     variant=snakemake.wildcards.variant,
     uhn_path=snakemake.input.uhn,
     batch_size=task["batch_size"],

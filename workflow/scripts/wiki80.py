@@ -8,7 +8,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.relation import finetuning_norm
+from pelt.eval.lama import resolve_norm
 from pelt.eval.wiki80 import run_wiki80
 
 run_wiki80(
@@ -20,6 +20,6 @@ run_wiki80(
     select_on=snakemake.input.get("select_on"),
     table_path=snakemake.input.get("table"),
     task_entities_path=snakemake.input.get("task_entities"),
-    norm=finetuning_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+    norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
     **snakemake.params.options,
 )

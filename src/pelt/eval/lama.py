@@ -46,6 +46,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.eval.controls import CONTROLS
 from pelt.inject import inject
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
@@ -273,19 +274,26 @@ def resolve_subjects(facts: Sequence[Fact], task_entities_path: str | os.PathLik
 
 
 def resolve_variant(
-    variant: str | None, table_path: str | None, task_entities_path: str | None, what: str
+    variant: str | None,
+    table_path: str | None,
+    task_entities_path: str | None,
+    what: str,
+    injecting: Sequence[str] = ("pelt",),
 ) -> str:
-    """``baseline`` or ``pelt`` (the default when a table is given), checked against the table arguments.
+    """``baseline`` or one of ``injecting`` (``pelt``, the default when a table is given), checked
+    against the table arguments.
 
-    Shared by every task runner (``what`` names it in errors), so that all accept the same combinations.
+    Shared by every task runner (``what`` names it in errors), so that all accept the same
+    combinations; LAMA also takes the control variants (:mod:`pelt.eval.controls`), which inject
+    a control table exactly as ``pelt`` injects the real one.
     """
     variant = variant or ("pelt" if table_path else "baseline")
-    if variant not in ("baseline", "pelt"):
-        raise ValueError(f"variant must be baseline or pelt, not {variant!r}")
+    if variant not in ("baseline", *injecting):
+        raise ValueError(f"{what}: variant must be one of {['baseline', *injecting]}, not {variant!r}")
     if (table_path is None) != (task_entities_path is None):
         raise ValueError(f"{what}: table_path and task_entities_path go together")
-    if variant == "pelt" and table_path is None:
-        raise ValueError(f"{what}: the pelt variant needs a table")
+    if variant != "baseline" and table_path is None:
+        raise ValueError(f"{what}: the {variant} variant needs a table")
     return variant
 
 
@@ -389,13 +397,14 @@ def _score(
 ) -> dict:
     """The result dict of one evaluation (per-fact predictions written to ``predictions_out`` unless None)."""
     model, tokenizer, table, candidates = probe.model, probe.tokenizer, probe.table, probe.candidates
-    used_norm = (norm if norm is not None else table.norm) if variant == "pelt" else None
+    injects = variant != "baseline"
+    used_norm = (norm if norm is not None else table.norm) if injects else None
     candidate_ids = torch.tensor(sorted(set(candidates.values())), device=model.device)
     names = {}
     for word, token_id in candidates.items():
         names.setdefault(token_id, word)
     predicted, injected = _predict(
-        model, tokenizer, probe.facts, probe.templates, probe.entity_ids, table if variant == "pelt" else None,
+        model, tokenizer, probe.facts, probe.templates, probe.entity_ids, table if injects else None,
         candidate_ids, used_norm, batch_size, max_length,
     )
 
@@ -417,6 +426,7 @@ def _score(
         bucket = buckets[frequency_bucket(frequency)]
         bucket["facts"] += 1
         bucket["correct"] += correct
+        bucket.setdefault("per_relation", {}).setdefault(fact.relation, []).append(correct)
         records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency,
                         "prediction": names[pred], "correct": correct, "injected": inj,
                         "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped})
@@ -431,7 +441,14 @@ def _score(
         stats["dropped_not_candidate"] = dropped.get(relation, 0)
         stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
     for bucket in buckets.values():
+        # micro (over the bucket's facts) and macro (mean over its relations, as LAMA's headline
+        # number; a relation with many facts in a bucket does not drown the others)
         bucket["p_at_1"] = _p_at_1(bucket["correct"], bucket["facts"])
+        by_relation = bucket.pop("per_relation", {})
+        bucket["relations"] = len(by_relation)
+        bucket["macro_p_at_1"] = (
+            sum(sum(c) / len(c) for c in by_relation.values()) / len(by_relation) if by_relation else None
+        )
     scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
     n_eval = sum(s["facts"] for s in per_relation.values())
     n_injected = sum(s["injected"] for s in per_relation.values())
@@ -510,23 +527,34 @@ def run_lama(
     """Evaluate LAMA P@1 of a model, writing the result JSON and per-fact predictions (JSONL); returns the result.
 
     ``variant`` is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
-    ``pelt`` when a table is given.  A baseline may still be given the table and task entities: they
+    ``pelt`` when a table is given.  ``permuted`` and ``random`` inject a control table
+    (:func:`pelt.eval.controls.write_control_table`) given as ``table_path``, as ``pelt`` does.  A baseline may still be given the table and task entities: they
     then only assign facts to frequency buckets, so that both variants are bucketed alike.
     ``norm`` is L for the injected vectors (default: the table's own).  ``uhn_path`` (written by
     :func:`build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
     """
-    variant = resolve_variant(variant, table_path, task_entities_path, "run_lama")
+    variant = resolve_variant(variant, table_path, task_entities_path, "run_lama", ("pelt", *CONTROLS))
     probe = _prepare(
         model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn_path
     )
-    if variant == "pelt":
+    if variant != "baseline":
         probe.table.check_model(probe.model)
     result = _score(probe, variant, norm, batch_size, max_length, predictions_out)
+    result["model_training"] = _training_summary(model_name_or_path)
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
     logger.info("LAMA %s %s: macro P@1 %s over %d facts", model_name_or_path, variant, result["macro_p_at_1"],
                 result["counts"]["facts_evaluated"])
     return result
+
+
+def _training_summary(model_name_or_path: str) -> dict | None:
+    """How a model that pelt trained (the demo model) was trained: its ``training.json``, else None."""
+    path = Path(model_name_or_path) / "training.json"
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def choose_norm(scores: Mapping[float, float | None]) -> float:
@@ -535,6 +563,25 @@ def choose_norm(scores: Mapping[float, float | None]) -> float:
     if not scored:
         raise ValueError("no L was scored: no fact survived candidate filtering")
     return min(scored, key=lambda norm: (-scored[norm], norm))
+
+
+def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None) -> float | None:
+    """L of a run with the table: the configured ``norm``, else the LAMA sweep's chosen L, else None (the table's).
+
+    The paper picks L on the knowledge probe and uses it everywhere (section 3.1): the LAMA runs
+    with the table and its controls, and the fine-tuning. A norm set in the config is the user's
+    decision and wins over the sweep, which is then not read.
+    """
+    if norm is not None:
+        return float(norm)
+    if sweep_json is None:
+        return None
+    with open(sweep_json, encoding="utf-8") as fh:
+        sweep = json.load(fh)
+    if sweep.get("task") != "lama_norm_sweep" or not isinstance(sweep.get("chosen_norm"), (int, float)):
+        raise ValueError(f"{sweep_json}: not a LAMA norm sweep with a chosen_norm")
+    logger.info("norm L = %g, chosen by the LAMA sweep %s", sweep["chosen_norm"], sweep_json)
+    return float(sweep["chosen_norm"])
 
 
 def sweep_norm(

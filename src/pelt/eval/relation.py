@@ -464,24 +464,6 @@ def load_encoder(
     )
 
 
-def finetuning_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None) -> float | None:
-    """L of a fine-tuning run: the configured ``norm``, else the LAMA sweep's chosen L, else None (the table's).
-
-    The paper picks L on the knowledge probe and fine-tunes with it (section 3.1); a norm set in the
-    config is the user's decision and wins over the sweep, which is then not read.
-    """
-    if norm is not None:
-        return float(norm)
-    if sweep_json is None:
-        return None
-    with open(sweep_json, encoding="utf-8") as fh:
-        sweep = json.load(fh)
-    if sweep.get("task") != "lama_norm_sweep" or not isinstance(sweep.get("chosen_norm"), (int, float)):
-        raise ValueError(f"{sweep_json}: not a LAMA norm sweep with a chosen_norm")
-    logger.info("norm L = %g, chosen by the LAMA sweep %s", sweep["chosen_norm"], sweep_json)
-    return float(sweep["chosen_norm"])
-
-
 def resolve_instances(
     instances: Sequence[Instance], task_entities_path: str | None
 ) -> list[tuple[str | None, str | None]]:

@@ -82,8 +82,8 @@ def bar_chart_svg(
 
 
 def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
-    """P@1 (%) by the subject's corpus frequency, one bar per model and variant (the paper's Table 5
-    as a figure): where the table helps, it helps rare entities most."""
+    """P@1 (%, mean over relations) by the subject's corpus frequency, one bar per model and variant
+    (the paper's Table 5 as a figure): where the table helps, it helps rare entities most."""
     results = []
     for path in result_jsons:
         with open(path, encoding="utf-8") as fh:
@@ -94,7 +94,8 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
     buckets = list(bucketed[0]["buckets"])
     series = {
         f"{os.path.basename(str(r['model']).rstrip('/'))} {r['variant']}": [
-            None if r["buckets"][b]["p_at_1"] is None else 100 * r["buckets"][b]["p_at_1"] for b in buckets
+            None if r["buckets"][b].get("macro_p_at_1") is None else 100 * r["buckets"][b]["macro_p_at_1"]
+            for b in buckets
         ]
         for r in sorted(bucketed, key=lambda r: (str(r["model"]), r["variant"]))
     }

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 logger = logging.getLogger(__name__)
 
-_VARIANT_ORDER = {"baseline": 0, "pelt": 1}
+_VARIANT_ORDER = {"baseline": 0, "pelt": 1, "permuted": 2, "random": 3}
 
 
 def _percent(value: float | None) -> str:
@@ -77,7 +77,7 @@ def write_lama_summary(
             paper = _paper("lama", r["model"], r["variant"], b)
             row[f"p_at_1 {b}"] = scores.get(b, {}).get("macro_p_at_1")
             row[f"paper {b}"] = None if paper is None else paper[0]
-        row.update({f"p_at_1 {b}": buckets.get(b, {}).get("p_at_1") for b in bucket_names})
+        row.update({f"p_at_1 {b}": buckets.get(b, {}).get("macro_p_at_1") for b in bucket_names})
         row.update({f"facts {b}": buckets.get(b, {}).get("facts") for b in bucket_names})
         rows.append(row)
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
@@ -105,8 +105,8 @@ def write_lama_summary(
             "",
         ]
     sections += [
-        "All facts: precision at 1 (%), macro-averaged over relations unless marked micro; buckets by the "
-        "subject's mention frequency in the corpus.\n",
+        "All facts: precision at 1 (%), macro-averaged over relations unless marked micro (in each bucket too); "
+        "buckets by the subject's mention frequency in the corpus.\n",
         *table(
             ["Facts", "Injected", "Macro P@1", "Micro P@1", *(f"P@1 {b} (n)" for b in bucket_names)],
             lambda row: [
@@ -118,6 +118,20 @@ def write_lama_summary(
             ],
         ),
     ]
+    if any(r["variant"] in ("permuted", "random") for r in results):
+        sections += [
+            "",
+            "Controls: `permuted` injects the same table with its vectors moved among the entities (none keeps "
+            "its own), `random` a random vector of the same norm per entity; same slots, L and buckets as "
+            "`pelt`. Where `pelt` gains and they do not, the gain comes from each entity's own vector.",
+        ]
+    trained = {str(r["model"]): r["model_training"] for r in results if r.get("model_training")}
+    for model, training in sorted(trained.items()):
+        sections.append(
+            f"\nModel `{model}` was trained here: {training['steps']} steps of {training['batch_size']} documents, "
+            f"final MLM loss {training['final_loss']:.3f} (uniform guess {training['uniform_loss']:.2f}), "
+            f"{training['seconds']:.0f} s."
+        )
     with open(out_md, "w", encoding="utf-8") as fh:
         fh.write("\n".join(sections) + "\n")
     logger.info("LAMA summary of %d runs written to %s and %s", len(rows), out_csv, out_md)

@@ -1,0 +1,327 @@
+"""The demo's knowledge world: invented entities and facts, split so that the table's effect can be seen.
+
+A masked LM knows a fact when its pretraining text states it often enough; PELT's claim is that a
+table built from *other* text (a Wikipedia dump, a domain corpus) hands the model facts about
+entities it never learnt. To show that on two CPU cores the world is built for it:
+
+- **frequent** entities: their facts are stated, in varied sentences, in the *pretraining* documents
+  that the demo model is trained on (and in the Wikipedia dump too, as real entities are);
+- **rare** entities: their facts are stated only in the Wikipedia dump (and, for the second domain,
+  in S2ORC-format abstracts), which the demo model never trains on; the pretraining documents name
+  them only in fact-free sentences, so the model knows the word and nothing else.
+
+Two choices are tailored to a model this small, and say so:
+
+- every name is one invented word (a single token of the demo tokenizer), so that a mention is
+  one mask when the table is built and the baseline's guess cannot come from a subword;
+- some pretraining documents re-mention their subject as ``ALIAS ( Name )`` (a nickname, then the
+  name in brackets): real pretraining text is full of such bracketed appositives, and they are
+  what teaches a model to read the word in brackets, the slot where PELT puts the entity vector.
+
+Everything is drawn from one seeded ``random.Random``: the same seed gives the same world.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+SEED = 20221
+N_COUNTRIES = 15
+N_CITIES = 40
+N_FREQUENT_PEOPLE = 200
+N_RARE_PEOPLE = 100
+N_FREQUENT_ORGS = 30  # of each kind: companies and bands
+N_RARE_ORGS = 15
+N_NICKNAMES = 60
+DOCS_PER_FREQUENT = 16  # pretraining documents per frequent entity
+APPOSITIVE_SHARE = 0.5  # of those, the share with the NICKNAME ( Name ) appositive (see the module docstring)
+
+INSTRUMENTS = ["piano", "guitar", "violin", "flute", "cello", "trumpet", "drums", "harp", "clarinet", "organ"]
+OCCUPATIONS = [
+    "painter", "poet", "engineer", "physician", "lawyer", "architect",
+    "sculptor", "journalist", "chemist", "diplomat", "novelist", "farmer",
+]
+
+ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "r", "s", "st", "t", "tr", "v", "z"]
+VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou"]
+CODAS = ["", "n", "r", "l", "s", "k", "th", "m", "nd", "rk"]
+ENDINGS = {"country": ["ia", "and", "ova", "esh"], "city": ["mar", "holt", "wick", "ven", "dal"],
+           "person": ["", "", "o", "ek", "in"], "company": ["corp", "tex", "ex"], "band": ["ites", "ers", "ones"],
+           "nickname": ["y", "ie", "o"]}
+
+
+@dataclass
+class Entity:
+    key: str  # the name: page title and label
+    qid: str
+    kind: str  # country, language, city, person, company, band, instrument, occupation
+    frequent: bool = True
+    facts: dict[str, str] = field(default_factory=dict)  # relation -> object key
+
+
+# Relation -> (subject kind, sentence templates). {s} the subject, {o} the object; LAMA's own
+# template is among them only for some, so the model learns the fact and not one wording.
+SENTENCES = {
+    "P19": ("person", ["{s} was born in {o}.", "{s} was born in the city of {o}.", "{s} is a native of {o}.",
+                       "The birthplace of {s} is {o}.", "Born in {o}, {s} grew up there."]),
+    "P20": ("person", ["{s} died in {o}.", "{s} spent the last years in {o} and died there.",
+                       "{s} passed away in {o}.", "The place of death of {s} is {o}."]),
+    "P27": ("person", ["{s} is a citizen of {o}.", "{s} holds the citizenship of {o}.",
+                       "{s} has a passport of {o}.", "{s} is {o} citizen."]),
+    "P106": ("person", ["{s} works as a {o}.", "{s} is a {o} by profession.", "By trade {s} is a {o}.",
+                         "{s} earned a living as a {o}."]),
+    "P1303": ("person", ["{s} plays the {o}.", "{s} plays {o}.", "{s} is known for playing the {o}.", "The instrument of {s} is the {o}.",
+                         "{s} practised the {o} every day."]),
+    "P159": ("company", ["{s} is headquartered in {o}.", "The headquarter of {s} is in {o}.", "The headquarters of {s} are in {o}.",
+                         "{s} has its head office in {o}.", "{s} runs its business from {o}."]),
+    "P740": ("band", ["{s} was founded in {o}.", "{s} formed in {o}.", "The band {s} started in {o}.",
+                      "{s} played their first concert in {o}, where they formed."]),
+    "P36": ("country", ["The capital of {s} is {o}.", "{o} is the capital of {s}.", "{s} is governed from {o}."]),
+    "P37": ("country", ["The official language of {s} is {o}.", "People in {s} speak {o}.",
+                        "{o} is the official language of {s}."]),
+}
+SPACED = re.compile(r"(\w)([.,])")
+# Fact-free sentences: how pretraining names rare entities (and pads documents about any entity).
+NEUTRAL = ["{s} is mentioned in the old records.", "Little is written about {s}.", "Many people have heard of {s}.",
+           "The archive has a file on {s}.", "{s} appears in a list of names."]
+
+
+class World:
+    """Every entity, by kind, with its facts; built deterministically from ``seed``."""
+
+    def __init__(self, seed: int = SEED):
+        self.rng = random.Random(seed)
+        self._names: set[str] = set()
+        self._qid = 990100000
+        self.entities: dict[str, Entity] = {}
+        self.countries = [self._add("country") for _ in range(N_COUNTRIES)]
+        self.languages = []
+        for country in self.countries:
+            language = self._add("language", name=country.key.rstrip("aeiou") + "ish")
+            country.facts["P37"] = language.key
+            self.languages.append(language)
+        self.cities = [self._add("city") for _ in range(N_CITIES)]
+        self.city_country = {city.key: self.countries[i % N_COUNTRIES].key for i, city in enumerate(self.cities)}
+        for i, country in enumerate(self.countries):
+            country.facts["P36"] = self.cities[i].key
+        self.instruments = [self._add("instrument", name=n) for n in INSTRUMENTS]
+        self.occupations = [self._add("occupation", name=n) for n in OCCUPATIONS]
+        self.people = [self._person(i < N_FREQUENT_PEOPLE) for i in range(N_FREQUENT_PEOPLE + N_RARE_PEOPLE)]
+        self.companies = [self._org("company", "P159", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)]
+        self.bands = [self._org("band", "P740", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)]
+        self.nicknames = [self._name("nickname") for _ in range(N_NICKNAMES)]
+
+    def _name(self, kind: str) -> str:
+        while True:
+            parts = [self.rng.choice(ONSETS) + self.rng.choice(VOWELS) for _ in range(self.rng.choice((1, 2)))]
+            name = ("".join(parts) + self.rng.choice(CODAS) + self.rng.choice(ENDINGS[kind])).capitalize()
+            if 4 <= len(name) <= 9 and name not in self._names and name.lower() not in INSTRUMENTS + OCCUPATIONS:
+                self._names.add(name)
+                return name
+
+    def _add(self, kind: str, name: str | None = None, frequent: bool = True) -> Entity:
+        name = name or self._name(kind)
+        self._names.add(name)
+        self._qid += 1
+        entity = Entity(name, f"Q{self._qid}", kind, frequent)
+        self.entities[name] = entity
+        return entity
+
+    def _person(self, frequent: bool) -> Entity:
+        person = self._add("person", frequent=frequent)
+        birth = self.rng.choice(self.cities).key
+        person.facts["P19"] = birth
+        person.facts["P20"] = self.rng.choice(self.cities).key
+        person.facts["P27"] = self.city_country[birth] if self.rng.random() < 0.7 else self.rng.choice(self.countries).key
+        person.facts["P106"] = self.rng.choice(self.occupations).key
+        person.facts["P1303"] = self.rng.choice(self.instruments).key
+        return person
+
+    def _org(self, kind: str, relation: str, frequent: bool) -> Entity:
+        org = self._add(kind, frequent=frequent)
+        org.facts[relation] = self.rng.choice(self.cities).key
+        return org
+
+    def subjects(self) -> list[Entity]:
+        """Entities with facts, in creation order."""
+        return [e for e in self.entities.values() if e.facts]
+
+    def facts(self) -> list[tuple[str, str, str]]:
+        """(relation, subject, object) of every fact, by relation then subject order."""
+        return [(r, e.key, e.facts[r]) for r in SENTENCES for e in self.subjects() if r in e.facts]
+
+    def fact_sentences(self, entity: Entity, rng: random.Random) -> list[str]:
+        """One sentence per fact of ``entity``, each in a randomly chosen wording, in random order."""
+        out = [rng.choice(SENTENCES[rel][1]).format(s=entity.key, o=obj) for rel, obj in entity.facts.items()]
+        rng.shuffle(out)
+        return out
+
+    def pretraining_documents(self, seed: int = SEED) -> list[str]:
+        """The demo model's training text: frequent entities' facts, rare entities' names only.
+
+        A document states two to four facts of one frequent entity; in ``APPOSITIVE_SHARE`` of them
+        every mention from the first (or, in half of those, the second) sentence on is written
+        ``NICKNAME ( Name )`` (see the module docstring). Each rare entity gets fact-free sentences only.
+        """
+        rng = random.Random(seed)
+        docs = []
+        for entity in self.subjects():
+            if not entity.frequent:
+                docs += [" ".join(rng.sample(NEUTRAL, 2)).format(s=entity.key) for _ in range(2)]
+                continue
+            for _ in range(DOCS_PER_FREQUENT):
+                sentences = self.fact_sentences(entity, rng)[: rng.randint(2, 4)]
+                if rng.random() < APPOSITIVE_SHARE:
+                    alias = f"{rng.choice(self.nicknames)} ( {entity.key} )"
+                    first = 0 if rng.random() < 0.5 else 1
+                    sentences = sentences[:first] + [s.replace(entity.key, alias, 1) for s in sentences[first:]]
+                doc = " ".join(sentences)
+                # Half the documents are in the tokenized style of many real corpora ("Keld ."), the
+                # style of LAMA's templates, so that a probe's spacing is not new to the model.
+                docs.append(SPACED.sub(r"\1 \2", doc) if rng.random() < 0.5 else doc)
+        rng.shuffle(docs)
+        return docs
+
+    # --- the Wikipedia side --------------------------------------------------------------------
+
+    def articles(self, seed: int = SEED) -> dict[str, str]:
+        """Title -> wikitext of one article per entity with facts, city and language.
+
+        A frequent entity's article states each fact twice and its city's article names it again,
+        so it has ten or more mentions; a rare entity's article states each fact once (fewer than
+        ten), as rare entities are written about less. Objects are linked at their first mention;
+        the subject is not linked in its own article (as on Wikipedia) and is found by the linker.
+        """
+        rng = random.Random(seed)
+        listed: dict[str, dict[str, list[str]]] = {}  # city -> what its article lists -> frequent entities
+        for entity in self.people + self.companies + self.bands:
+            if entity.frequent:
+                relation = next(r for r in ("P19", "P159", "P740") if r in entity.facts)
+                listed.setdefault(entity.facts[relation], {}).setdefault(relation, []).append(entity.key)
+        pages = {}
+        for entity in self.subjects():
+            sentences = self.fact_sentences(entity, rng)
+            if entity.frequent:
+                sentences += self.fact_sentences(entity, rng)
+                padding = FREQUENT_MENTIONS - 1 - len(sentences) - (entity.kind != "country")
+                sentences += [t.format(s=entity.key) for t in rng.sample(WIKI_NEUTRAL, max(0, padding))]
+            linked: set[str] = set()
+            body = " ".join(_link_first(s, entity, linked) for s in sentences)
+            pages[entity.key] = (
+                f"{{{{Infobox {INFOBOX[entity.kind]}\n| name = {entity.key}\n"
+                + "".join(f"| {FIELD[r]} = [[{o}]]\n" for r, o in entity.facts.items())
+                + f"}}}}\n'''{entity.key}''' is a {LEAD[entity.kind]}.\n\n{body}\n\n"
+                + f"[[Category:{CATEGORY[entity.kind]}]]\n"
+            )
+        for city in self.cities:
+            country = self.city_country[city.key]
+            lists = "".join(
+                f" {LISTS[relation].format(city.key)} {_listed(names)}."
+                for relation, names in sorted(listed.get(city.key, {}).items())
+            )
+            pages[city.key] = (
+                f"'''{city.key}''' is a city in [[{country}]]. {city.key} has a market and a harbour.{lists}\n\n"
+                f"[[Category:Cities in {country}]]\n"
+            )
+        for country, language in zip(self.countries, self.languages):
+            pages[language.key] = (
+                f"'''{language.key}''' is the language spoken in [[{country.key}]].\n\n[[Category:Languages]]\n"
+            )
+        return pages
+
+
+# Mentions of a frequent entity in the dump at least (lead, facts twice, fact-free sentences, its
+# city's list): the bottom of the paper's second frequency bucket, so rare and frequent fall apart.
+FREQUENT_MENTIONS = 10
+WIKI_NEUTRAL = ["{s} is well known in the region.", "Many stories are told about {s}.", "{s} appears in several books.",
+                "A street is named after {s}.", "Visitors often ask about {s}.", "Newspapers wrote often about {s}.",
+                "Schoolchildren learn about {s}.", "There is a museum exhibit on {s}.", "{s} was often in the news."]
+LISTS = {"P19": "Notable people born in {} include", "P159": "Companies based in {} include",
+         "P740": "Bands formed in {} include"}
+INFOBOX = {"person": "person", "company": "company", "band": "musical artist", "country": "country"}
+LEAD = {"person": "person of the Ostmark region", "company": "company", "band": "band", "country": "country"}
+CATEGORY = {"person": "People", "company": "Companies", "band": "Bands", "country": "Countries"}
+FIELD = {"P19": "birth_place", "P20": "death_place", "P27": "citizenship", "P106": "occupation",
+         "P1303": "instrument", "P159": "headquarters", "P740": "origin", "P36": "capital", "P37": "languages"}
+
+
+def _link_first(sentence: str, subject: Entity, linked: set[str]) -> str:
+    """``sentence`` with each object linked (``[[Keld]]``) the first time the article names it."""
+    words = sentence.split(" ")
+    for i, word in enumerate(words):
+        name = word.rstrip(".,")
+        if name != subject.key and name[:1].isupper() and name not in linked and name in _objects(subject):
+            linked.add(name)
+            words[i] = word.replace(name, f"[[{name}]]", 1)
+    return " ".join(words)
+
+
+def _objects(subject: Entity) -> set[str]:
+    return set(subject.facts.values())
+
+
+def _listed(names: list[str]) -> str:
+    """``[[A]], [[B]] and [[C]]``."""
+    links = [f"[[{n}]]" for n in names]
+    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
+
+
+# --- relation instances (FewRel, Wiki80) --------------------------------------------------------
+
+# Relation -> (Wiki80 name, templates with H and T). The LAMA relations, the city's country and four
+# relations that only these tasks state: fifteen, so that 5-way FewRel can test five relations,
+# validate on five others and train on the rest.
+RELATION_TEMPLATES = {
+    "P19": ("place of birth", ["H was born in T .", "T is where H was born .", "H , a native of T , came home ."]),
+    "P20": ("place of death", ["H died in T .", "H spent the last years in T and died there .",
+                               "T is where H passed away ."]),
+    "P27": ("country of citizenship", ["H is a citizen of T .", "H holds a T passport .", "H became a T citizen ."]),
+    "P106": ("occupation", ["H works as a T .", "H earned a living as a T .", "As a T , H was busy ."]),
+    "P1303": ("instrument", ["H plays the T .", "H practised the T every day .", "On the T , H was famous ."]),
+    "P159": ("headquarters location", ["H is headquartered in T .", "H has its head office in T .",
+                                       "The offices of H are in T ."]),
+    "P740": ("location of formation", ["H formed in T .", "H was founded in T .", "In T , the band H started ."]),
+    "P36": ("capital", ["The capital of H is T .", "T is the capital of H .", "H is governed from T ."]),
+    "P37": ("official language", ["The official language of H is T .", "In H people speak T .",
+                                  "T is spoken all over H ."]),
+    "P17": ("country", ["H is a city in T .", "H lies in T .", "The city of H is part of T ."]),
+    "P1412": ("languages spoken, written or signed", ["H speaks T .", "H wrote books in T .", "H talks in T at home ."]),
+    "P108": ("employer", ["H works for T .", "H was hired by T .", "T employs H ."]),
+    "P463": ("member of", ["H is a member of T .", "H joined T .", "H sings with the band T ."]),
+    "P26": ("spouse", ["H is married to T .", "H married T .", "H and T are husband and wife ."]),
+    "P112": ("founded by", ["H was founded by T .", "T founded H .", "T started the company H ."]),
+}
+INSTANCES_PER_RELATION = 24
+
+
+def relation_instances(world: World, seed: int = SEED) -> list[dict]:
+    """``INSTANCES_PER_RELATION`` sentences per relation of :data:`RELATION_TEMPLATES`, about frequent
+    and rare entities alike: relation id and name, tokens, and per side name, QID, kind and token span."""
+    rng = random.Random(seed)
+    pairs = {
+        relation: [(e, world.entities[e.facts[relation]]) for e in world.subjects() if relation in e.facts]
+        for relation in SENTENCES
+    }
+    people, companies, bands = world.people, world.companies, world.bands
+    language_of = {c.key: world.entities[c.facts["P37"]] for c in world.countries}
+    country_of = {c.key: world.entities[k] for c, k in ((c, world.city_country[c.key]) for c in world.cities)}
+    pairs["P17"] = [(city, country_of[city.key]) for city in world.cities]
+    pairs["P1412"] = [(p, language_of[p.facts["P27"]]) for p in people]
+    pairs["P108"] = [(p, rng.choice(companies)) for p in people]
+    pairs["P463"] = [(p, rng.choice(bands)) for p in people]
+    pairs["P26"] = [(a, b) for a, b in zip(people[0::2], people[1::2])]
+    pairs["P112"] = [(c, rng.choice(people)) for c in companies]
+    out = []
+    for relation, (name, templates) in RELATION_TEMPLATES.items():
+        for head, tail in rng.sample(pairs[relation], min(len(pairs[relation]), INSTANCES_PER_RELATION)):
+            tokens = rng.choice(templates).split()
+            h, t = tokens.index("H"), tokens.index("T")
+            tokens[h], tokens[t] = head.key, tail.key
+            out.append({
+                "relation": relation, "name": name, "tokens": tokens,
+                "h": {"name": head.key.lower(), "id": head.qid, "kind": head.kind, "pos": [h, h + 1]},
+                "t": {"name": tail.key.lower(), "id": tail.qid, "kind": tail.kind, "pos": [t, t + 1]},
+            })
+    return out
