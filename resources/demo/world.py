@@ -252,14 +252,10 @@ def _link_first(sentence: str, subject: Entity, linked: set[str]) -> str:
     words = sentence.split(" ")
     for i, word in enumerate(words):
         name = word.rstrip(".,")
-        if name != subject.key and name[:1].isupper() and name not in linked and name in _objects(subject):
+        if name != subject.key and name[:1].isupper() and name not in linked and name in subject.facts.values():
             linked.add(name)
             words[i] = word.replace(name, f"[[{name}]]", 1)
     return " ".join(words)
-
-
-def _objects(subject: Entity) -> set[str]:
-    return set(subject.facts.values())
 
 
 def _listed(names: list[str]) -> str:

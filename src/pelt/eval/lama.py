@@ -426,7 +426,6 @@ def _score(
         bucket = buckets[frequency_bucket(frequency)]
         bucket["facts"] += 1
         bucket["correct"] += correct
-        bucket.setdefault("per_relation", {}).setdefault(fact.relation, []).append(correct)
         records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency,
                         "prediction": names[pred], "correct": correct, "injected": inj,
                         "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped})
@@ -440,14 +439,12 @@ def _score(
         stats = per_relation.setdefault(relation, {"facts": 0, "correct": 0, "injected": 0})
         stats["dropped_not_candidate"] = dropped.get(relation, 0)
         stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
-    for bucket in buckets.values():
+    for name, bucket in buckets.items():
         # micro (over the bucket's facts) and macro (mean over its relations, as LAMA's headline
         # number; a relation with many facts in a bucket does not drown the others)
         bucket["p_at_1"] = _p_at_1(bucket["correct"], bucket["facts"])
-        by_relation = bucket.pop("per_relation", {})
-        bucket["relations"] = len(by_relation)
-        bucket["macro_p_at_1"] = (
-            sum(sum(c) / len(c) for c in by_relation.values()) / len(by_relation) if by_relation else None
+        bucket["macro_p_at_1"], bucket["relations"] = _relation_mean(
+            [r for r in records if frequency_bucket(r["frequency"]) == name]
         )
     scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
     n_eval = sum(s["facts"] for s in per_relation.values())
@@ -496,16 +493,25 @@ def _benchmark_scores(records: Sequence[Mapping]) -> dict[str, dict]:
             groups.setdefault(f"UHN {name}", []).append(r)
     out = {}
     for name in sorted(groups, key=lambda n: (n.startswith("UHN"), n)):
-        by_relation: dict[str, list[bool]] = {}
-        for r in groups[name]:
-            by_relation.setdefault(r["relation"], []).append(r["correct"])
+        macro, relations = _relation_mean(groups[name])
         out[name] = {
-            "macro_p_at_1": sum(sum(c) / len(c) for c in by_relation.values()) / len(by_relation),
+            "macro_p_at_1": macro,
             "micro_p_at_1": sum(r["correct"] for r in groups[name]) / len(groups[name]),
             "facts": len(groups[name]),
-            "relations": len(by_relation),
+            "relations": relations,
         }
     return out
+
+
+def _relation_mean(records: Sequence[Mapping]) -> tuple[float | None, int]:
+    """Mean over relations of each relation's P@1 among ``records`` (None without records), and
+    the number of relations."""
+    by_relation: dict[str, list[bool]] = {}
+    for r in records:
+        by_relation.setdefault(r["relation"], []).append(r["correct"])
+    if not by_relation:
+        return None, 0
+    return sum(sum(c) / len(c) for c in by_relation.values()) / len(by_relation), len(by_relation)
 
 
 def run_lama(
