@@ -136,9 +136,11 @@ def finished(tmp_path_factory) -> Path:
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
 
     out = workdir / "killed.out"
-    proc = start_snakemake(workdir, out, "--cores", "2")
-    # Spark's output committer creates documents/_temporary when the write starts and removes it at
-    # the commit: killed while it exists, the stage is mid-write (the bare directory comes earlier).
+    # The corpus output is the target: with the whole DAG the scheduler may start the demo model
+    # first, which holds both cores for minutes. Spark's output committer creates
+    # documents/_temporary when the write starts and removes it at the commit: killed while it
+    # exists, the stage is mid-write (the bare directory comes earlier).
+    proc = start_snakemake(workdir, out, "--cores", "2", DOCUMENTS)
     kill_when(proc, (workdir / DOCUMENTS / "_temporary").exists, "Spark to start writing documents/")
     kill = {
         "ran": jobs_of(out.read_text()),

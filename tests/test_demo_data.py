@@ -148,8 +148,8 @@ def test_google_re_files_restate_the_birth_and_death_facts(lama_facts: list[dict
     from pelt.eval.lama import benchmark_of, load_facts
 
     paths = sorted((DEMO / "lama" / "Google_RE").glob("*_test.jsonl"))
-    facts, skipped = load_facts(paths)
-    assert skipped == 0 and {f.relation for f in facts} == {"place_of_birth", "place_of_death"}
+    facts, counts = load_facts(paths)
+    assert counts.malformed == counts.duplicates == 0 and {f.relation for f in facts} == {"place_of_birth", "place_of_death"}
     assert all(f.subject_qid is None and benchmark_of(f.relation) == "G-RE" for f in facts)  # linked by name
     trex = {"P19": "place_of_birth", "P20": "place_of_death"}
     expected = {(trex[f["predicate_id"]], f["sub_label"], f["obj_label"]) for f in lama_facts if f["predicate_id"] in trex}

@@ -22,7 +22,14 @@ from pelt.eval.fewrel import (
     sample_episodes,
     split_fewrel,
 )
-from pelt.eval.relation import Entity, Instance, RelationEncoder, read_instances, resolve_instances
+from pelt.eval.relation import (
+    AdamWNoBiasCorrection,
+    Entity,
+    Instance,
+    RelationEncoder,
+    read_instances,
+    resolve_instances,
+)
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from relation_data import NAMES, records, write_wiki80
@@ -280,6 +287,11 @@ def test_training_keeps_the_best_validation_weights(tiny_model_dirs, data):  # n
         lr=5e-3,
         warmup=0.0,
         weight_decay=0.0,
+        dropout=0.5,
+        warmup_steps=None,
+        bias_correction=True,
+        max_grad_norm=1.0,
+        first_eval=0,
         eval_every=1,
         eval_batch_size=16,
         n_way=2,
@@ -290,3 +302,80 @@ def test_training_keeps_the_best_validation_weights(tiny_model_dirs, data):  # n
     assert len(accuracies) == 4 and history["best_accuracy"] == max(accuracies)
     assert history["best_step"] == 1 + accuracies.index(max(accuracies))
     assert episode_accuracy(encoder, marked["validation"], val_set, 16, "t") == history["best_accuracy"]
+
+
+def test_fewrel2_trains_and_validates_with_the_training_domains_table(tiny_model_dirs, data, tmp_path):  # noqa: F811
+    # FewRel 2.0: Wikipedia-domain training instances resolve against the Wikipedia table, the test
+    # against the biomedical one (which here knows a single entity), as the authors' loader does.
+    model_dir = tiny_model_dirs["roberta"]
+    known = [n.replace(" ", "_") for n in NAMES if n not in ("Bern", "Poland")]
+    wiki = _table(tmp_path / "wiki.parquet", model_dir, known, 32)
+    bio = _table(tmp_path / "bio.parquet", model_dir, known[:1], 32)
+    entities = _task_entities(tmp_path / "e.parquet")
+    runs = {}
+    for name, extra in (("test_table_only", {}), ("both", {"train_table_path": wiki,
+                                                          "train_task_entities_path": entities})):
+        runs[name] = run_fewrel(
+            str(model_dir), [data["train"]], [data["test"]], [data["test"]], str(tmp_path / f"{name}.json"),
+            seed=42, variant="pelt", table_path=bio, task_entities_path=entities, norm=None, dataset="fewrel2",
+            **extra, **SMALL,
+        )
+    alone, both = runs["test_table_only"], runs["both"]
+    for split in ("train", "validation"):
+        mentions = both["entities"][split]
+        assert mentions["in_table"] == mentions["mentions"] - mentions["unresolved"] - mentions["not_in_table"]
+        assert mentions["in_table"] > alone["entities"][split]["in_table"]
+    assert both["entities"]["training_passes"]["injected"] > alone["entities"]["training_passes"]["injected"]
+    assert both["entities"]["test"] == alone["entities"]["test"]  # the test uses the biomedical table either way
+    assert both["train_table"] == wiki and alone["train_table"] is None and both["table"] == bio
+    with pytest.raises(ValueError, match="go together"):
+        run_fewrel(str(model_dir), [data["train"]], [data["test"]], [data["test"]], str(tmp_path / "x.json"),
+                   seed=42, variant="pelt", table_path=bio, task_entities_path=entities, norm=None,
+                   train_table_path=wiki, **SMALL)
+
+
+def test_adamw_without_bias_correction_follows_its_definition():
+    # BERT's AdamW (transformers' correct_bias=False), the paper code's optimiser: m and v are not
+    # divided by 1 - beta^t, and the decay is applied after the update
+    param = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    optimizer = AdamWNoBiasCorrection([param], lr=0.1, weight_decay=0.5)
+    grads = [torch.tensor([0.5, -1.0]), torch.tensor([-0.25, 2.0])]
+    expected, m, v = torch.tensor([1.0, -2.0]), torch.zeros(2), torch.zeros(2)
+    for grad in grads:
+        param.grad = grad.clone()
+        optimizer.step()
+        m, v = 0.9 * m + 0.1 * grad, 0.999 * v + 0.001 * grad**2
+        expected = expected - 0.1 * m / (v.sqrt() + 1e-6)
+        expected = expected - 0.1 * 0.5 * expected
+        torch.testing.assert_close(param.detach(), expected)
+
+
+def test_proto_dropout_acts_on_the_encodings_in_training_only(tiny_model_dirs, data):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    encoder = RelationEncoder(model, tokenizer, None, norm=None).eval()  # the model's own dropout off
+    instances = read_instances([data["test"]])
+    marked = encoder.mark(instances, [(None, None)] * len(instances))
+    episode = sample_episode(relation_pool(instances, 2, 2, "t"), 2, 1, 1, np.random.default_rng(0))
+    torch.manual_seed(0)
+    plain = [_episode_logits(encoder, marked, episode, 0.0) for _ in range(2)]
+    dropped = [_episode_logits(encoder, marked, episode, 0.5) for _ in range(2)]
+    torch.testing.assert_close(plain[0], plain[1])
+    assert not torch.allclose(dropped[0], dropped[1]) and not torch.allclose(dropped[0], plain[0])
+
+
+def test_paper_schedule_validates_from_first_eval_without_clipping(tiny_model_dirs, data, tmp_path, monkeypatch):  # noqa: F811
+    clipped = []
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: clipped.append(1))
+    options = dict(SMALL, steps=6, eval_every=2)
+    paper = run_fewrel(str(tiny_model_dirs["roberta"]), [data["train"]], [data["test"]], [data["test"]],
+                       str(tmp_path / "p.json"), seed=42, variant="baseline", table_path=None,
+                       task_entities_path=None, norm=None, warmup_steps=3, bias_correction=False,
+                       max_grad_norm=None, first_eval=4, **options)
+    assert [h["step"] for h in paper["validation"]["history"]] == [4, 6] and not clipped
+    hyper = paper["hyperparameters"]
+    assert (hyper["warmup_steps"], hyper["optimizer"], hyper["max_grad_norm"], hyper["first_eval"]) == (
+        3, "AdamW without bias correction", None, 4)
+    ours = run_fewrel(str(tiny_model_dirs["roberta"]), [data["train"]], [data["test"]], [data["test"]],
+                      str(tmp_path / "o.json"), seed=42, variant="baseline", table_path=None,
+                      task_entities_path=None, norm=None, **options)
+    assert [h["step"] for h in ours["validation"]["history"]] == [2, 4, 6] and len(clipped) == 6

@@ -143,3 +143,35 @@ def test_long_texts_are_cut_keeping_the_closing_token(tiny_model_dirs, tmp_path,
     assert batch.input_ids[0, -1].item() == tokenizer.eos_token_id
     assert batch.n_injected == 1 and len(batch.entity_positions[0]) == 1  # the second slot fell beyond the cut
     assert "1 texts cut to 12 tokens, dropping 1 entity slots" in caplog.text
+
+
+def test_mentions_without_a_vector_plain_mask_or_hidden(tiny_model_dirs, tmp_path):  # noqa: F811
+    # The authors' code gives a resolved entity that lacks a vector " ( <mask> )": visible in their
+    # FewRel loader (mask), hidden from attention in their LAMA connector (hidden); ours leaves it plain.
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    h = model.config.hidden_size
+    table = _table(tmp_path / "t.parquet", model, ["Paris"], [np.eye(h)[0]])
+    text = "Paris and Berlin"
+    mentions = [[(0, 5, "Paris"), (10, 16, "Berlin")]]
+    plain = inject(model, tokenizer, [text], mentions, table)
+    vector_only = inject(model, tokenizer, [text], [mentions[0][:1]], table)
+    assert torch.equal(plain.input_ids, vector_only.input_ids) and plain.n_missing == 1
+    bracket = len(tokenizer(" (", add_special_tokens=False)["input_ids"] + tokenizer(" )", add_special_tokens=False)
+                  ["input_ids"]) + 1
+    mask_embedding = model.get_input_embeddings().weight[tokenizer.mask_token_id].detach()
+    for missing in ("mask", "hidden"):
+        batch = inject(model, tokenizer, [text], mentions, table, missing=missing)
+        assert batch.input_ids.shape[1] == plain.input_ids.shape[1] + bracket and batch.n_missing == 1
+        assert batch.entity_positions == plain.entity_positions and batch.n_injected == 1
+        # the Berlin slot holds the unknown id (a lookup of mask ids finds the prompt's mask only) and
+        # the mask token's embedding
+        unk = (batch.input_ids[0] == tokenizer.unk_token_id).nonzero()[:, 0].tolist()
+        (slot,) = [p for p in unk if p not in batch.entity_positions[0]]
+        assert slot > batch.entity_positions[0][0] and not (batch.input_ids == tokenizer.mask_token_id).any()
+        torch.testing.assert_close(batch.inputs_embeds[0, slot].detach(), mask_embedding)
+        hidden = (batch.attention_mask[0] == 0).nonzero()[:, 0].tolist()
+        assert hidden == ([slot] if missing == "hidden" else [])
+    baseline = inject(model, tokenizer, [text], mentions, None, missing="hidden")  # no table: nothing inserted
+    assert baseline.input_ids.shape[1] == len(tokenizer(text)["input_ids"])
+    with pytest.raises(ValueError, match="missing must be one of"):
+        inject(model, tokenizer, [text], mentions, table, missing="drop")

@@ -4,6 +4,7 @@ and the sweep over the norm L."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from pelt.eval.lama import (
 )
 from pelt.inject import inject
 from pelt.models import forward_mlm
+from pelt.tasks import lama_subject
 from pelt.table import EntityTable, write_table
 
 TEMPLATES = {"P19": "[X] was born in [Y] .", "P36": "The capital of [X] is [Y] .", "P20": "[X] died in [Y] ."}
@@ -199,15 +201,19 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
     assert counts["injected"] == len([u for u in records if records[u]["injected"]]) > 0
     assert counts["subject_not_in_table"] == sum(r["entity_id"] == "Germany" for r in records.values())
     assert counts["subject_unresolved"] == sum(r["entity_id"] is None for r in records.values()) > 0
+    def bucket_of(r: dict) -> str:  # unresolved subjects apart, not as frequency 0
+        return "unresolved" if r["entity_id"] is None else frequency_bucket(frequencies.get(r["entity_id"], 0))
+
     expected_buckets = defaultdict(int)
     for r in records.values():
-        expected_buckets[frequency_bucket(frequencies.get(r["entity_id"], 0))] += 1
+        expected_buckets[bucket_of(r)] += 1
     assert {b: v["facts"] for b, v in result["buckets"].items() if v["facts"]} == dict(expected_buckets)
-    assert set(expected_buckets) == {"[0,10)", "[10,50)", "[50,100)", "[100,+)"}
+    assert set(expected_buckets) == {"[0,10)", "[10,50)", "[50,100)", "[100,+)", "unresolved"}
+    assert all(r["frequency"] is None for r in records.values() if r["entity_id"] is None)
     for name, bucket in result["buckets"].items():  # macro: the mean over the bucket's relations
         by_relation = defaultdict(list)
         for r in records.values():
-            if frequency_bucket(frequencies.get(r["entity_id"], 0)) == name:
+            if bucket_of(r) == name:
                 by_relation[r["relation"]].append(r["correct"])
         assert bucket["relations"] == len(by_relation)
         if by_relation:
@@ -285,8 +291,8 @@ def test_run_lama_scores_the_uhn_subset_from_the_same_predictions(tiny_model_dir
 def test_load_facts_reads_google_re_and_pararel(shared_data: Path, tmp_path: Path):
     google = shared_data / "lama" / "Google_RE" / "place_of_birth_test.jsonl"
     pararel = shared_data / "lama" / "TREx_pararel_subset_for_missing" / "P17.jsonl"
-    facts, skipped = load_facts([google, pararel])
-    assert skipped == 0
+    facts, counts = load_facts([google, pararel])
+    assert counts.malformed == 0
     n_google = sum(1 for _ in google.open())
     assert {f.relation for f in facts[:n_google]} == {"place_of_birth"}
     assert {f.relation for f in facts[n_google:]} == {"P17"}
@@ -295,8 +301,53 @@ def test_load_facts_reads_google_re_and_pararel(shared_data: Path, tmp_path: Pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"sub_label": "A", "predicate_id": "P1"}) + "\n"
                    + json.dumps({"sub_label": "B", "obj_label": "C", "predicate_id": "P1"}) + "\n")
-    facts, skipped = load_facts([bad])
-    assert skipped == 1 and [f.subject for f in facts] == ["B"]
+    facts, counts = load_facts([bad])
+    assert counts.malformed == 1 and [f.subject for f in facts] == ["B"]
+
+
+def test_load_facts_percent_decodes_and_scores_a_pair_once(shared_data: Path, tmp_path: Path):
+    # As LAMA's filter: Google-RE writes some subjects as URL paths; a relation's (subject, object)
+    # pair stated by two records is one fact (the first record's uuid), but the same pair under
+    # another relation is another fact.
+    path = tmp_path / "place_of_birth_test.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"pred": "/people/person/place_of_birth", "sub_label": "Stanis%C5%82aw Lem", "obj_label": "Lw%C3%B3w"},
+        {"pred": "/people/person/place_of_birth", "sub_label": "Stanisław Lem", "obj_label": "Lwów", "uuid": "x"},
+        {"pred": "/people/person/place_of_death", "sub_label": "Stanisław Lem", "obj_label": "Lwów"},
+        {"pred": "/people/person/place_of_birth", "sub_label": "100% Pure", "obj_label": "Oslo"},
+    ]))
+    facts, counts = load_facts([path])
+    assert [(f.relation, f.subject, f.object) for f in facts] == [
+        ("place_of_birth", "Stanisław Lem", "Lwów"), ("place_of_death", "Stanisław Lem", "Lwów"),
+        ("place_of_birth", "100% Pure", "Oslo"),  # not an escape: left as it is
+    ]
+    assert facts[0].uuid == "place_of_birth_test.jsonl:1" and counts.duplicates == 1
+    real = shared_data / "lama" / "Google_RE" / "date_of_birth_test.jsonl"
+    decoded = {f.subject for f in load_facts([real])[0]}
+    assert "Sébastien Leblanc" in decoded and not any(re.search("%[0-9A-F]{2}", s) for s in decoded)
+    assert lama_subject({"sub_label": "S%C3%A9bastien Leblanc"}) == ("Sébastien Leblanc", None)  # linking by name too
+
+
+def test_buckets_hold_trex_facts_only(tiny_model_dirs, tmp_path):  # noqa: F811
+    # the paper's Table 5 is T-REx only: a Google-RE fact of a bucketed subject is scored, not bucketed
+    model_dir = tiny_model_dirs["bert"]
+    table_path = tmp_path / "table.parquet"
+    _write_table(table_path, model_dir, {"Niels_Bohr": 150}, hidden=32)
+    entities = tmp_path / "task_entities.parquet"
+    pq.write_table(pa.table({"name": ["Niels Bohr"], "qid": [None], "entity_id": ["Niels_Bohr"], "how": ["title"]}),
+                   entities)
+    trex = _write_facts(tmp_path / "P20.jsonl", [("t", "P20", "Niels Bohr", "Copenhagen")])
+    google = tmp_path / "place_of_birth_test.jsonl"
+    google.write_text(json.dumps({"pred": "/people/person/place_of_birth", "sub_label": "Niels Bohr",
+                                  "obj_label": "Copenhagen", "uuid": "g"}) + "\n")
+    relations = tmp_path / "relations.jsonl"
+    relations.write_text(json.dumps({"relation": "P20", "template": "[X] died in [Y] ."}) + "\n")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("Copenhagen\nParis\n")
+    result = run_lama(str(model_dir), [trex, str(google)], str(relations), str(vocab), str(tmp_path / "r.json"),
+                      str(tmp_path / "r.jsonl"), table_path=str(table_path), task_entities_path=str(entities))
+    assert result["counts"]["facts_evaluated"] == 2 and result["counts"]["injected"] == 2
+    assert {b: v["facts"] for b, v in result["buckets"].items() if v["facts"]} == {"[100,+)": 1}
 
 
 def test_run_lama_rejects_relations_without_template(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
@@ -361,3 +412,30 @@ def test_resolve_entities_never_falls_back_from_qid_to_name(tmp_path):
                              "how": ["qid", "title"]}), path)
     assert resolve_entities([("Paris", "Q90"), ("Paris", None), ("Paris", "Q830149"), ("Lyon", None)], path) == [
         "Paris", "Paris", None, None]
+
+
+def test_uncased_models_are_probed_lowercased_as_lama(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
+    # the tiny BERT folds case; LAMA's --lowercase then lower-cases objects and the vocabulary, and a
+    # relation's facts that differ only by case become one
+    bert, roberta = str(tiny_model_dirs["bert"]), str(tiny_model_dirs["roberta"])
+    facts = _write_facts(tmp_path / "P19.jsonl", [
+        ("a", "P19", "Marie Curie", "Warsaw"), ("b", "P19", "Marie Curie", "warsaw"),
+        ("c", "P19", "Niels Bohr", "Paris"),
+    ])
+    relations = tmp_path / "relations.jsonl"
+    relations.write_text(json.dumps({"relation": "P19", "template": TEMPLATES["P19"]}) + "\n")
+    out = {}
+    for name, model in (("bert", bert), ("roberta", roberta)):
+        out[name] = run_lama(model, [facts], str(relations), lama_files["vocab"], str(tmp_path / f"{name}.json"),
+                             str(tmp_path / f"{name}.jsonl"))
+    records = [json.loads(line) for line in (tmp_path / "bert.jsonl").open()]
+    assert out["bert"]["lowercased"] and [(r["uuid"], r["object"]) for r in records] == [("a", "warsaw"),
+                                                                                          ("c", "paris")]
+    assert out["bert"]["counts"]["duplicates"] == 1 and all(r["prediction"].islower() for r in records)
+    assert not out["roberta"]["lowercased"] and out["roberta"]["counts"]["duplicates"] == 0
+    # a given lower-cased vocabulary is used instead of the derived one: without "paris" that fact is dropped
+    lowered = tmp_path / "lower.txt"
+    lowered.write_text("warsaw\nberlin\n")
+    given = run_lama(bert, [facts], str(relations), lama_files["vocab"], str(tmp_path / "g.json"),
+                     str(tmp_path / "g.jsonl"), common_vocab_lowercased=str(lowered))
+    assert given["counts"]["dropped_not_candidate"] == 1 and given["counts"]["facts_evaluated"] == 1

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from pelt.sampling import KEY_SEPARATOR, sample_mentions
+from pelt.sampling import KEY_SEPARATOR, SentencePool, sample_mentions
 
 MENTIONS_DDL = (
     "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
@@ -103,3 +103,34 @@ def test_wanted_entities_and_another_seed(spark, runs):
     assert set(samples) != {row for row in samples42 if row[0] == "hot"}
     assert counts["wanted_without_mentions"] == 1
     assert counts["mentions_wanted"] == SIZES["hot"]
+
+
+def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, tmp_path, tiny_model_dirs):  # noqa: F811
+    # the authors' embedding generation keeps sentences of 8 to 62 subword tokens; frequencies count the same pool
+    from transformers import AutoTokenizer
+
+    tokenizer_dir = str(tiny_model_dirs["roberta"])
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    rows = []
+    for i, words in enumerate([2, 6, 12, 30, 80, 12, 40]):
+        sentence = "Paris " + " ".join(["the"] * words) + " ."
+        rows.append((f"doc{i}", 0, sentence, 0, 5, "Paris" if i % 2 else "Warsaw", "anchor"))
+        rows.append((f"doc{i}", 0, sentence, 0, 5, "Ulm", "anchor"))  # a second mention, same sentence
+    lengths = {r[2]: len(tokenizer(r[2], add_special_tokens=False)["input_ids"]) for r in rows}
+    pool = SentencePool(tokenizer_dir, 8, 40)
+    inside = [r for r in rows if 8 <= lengths[r[2]] <= 40]
+    assert 0 < len(inside) < len(rows)  # the lengths straddle both bounds
+    mentions = tmp_path / "mentions"
+    spark.createDataFrame(rows, MENTIONS_DDL).repartition(3).write.parquet(str(mentions))
+    counts = sample_mentions(spark, str(mentions), str(tmp_path / "s"), str(tmp_path / "f"), wanted=None,
+                             max_per_entity=100, seed=1, pool=pool)
+    frequencies = {r["entity_id"]: r["frequency"] for r in spark.read.parquet(str(tmp_path / "f")).collect()}
+    assert frequencies == dict(Counter(r[5] for r in inside))
+    sampled = {(r["doc_id"], r["entity_id"]) for r in spark.read.parquet(str(tmp_path / "s")).collect()}
+    assert sampled == {(r[0], r[5]) for r in inside}
+    sentences = set(lengths.items())
+    assert counts["pool_sentences_too_short"] == sum(n < 8 for _, n in sentences)
+    assert counts["pool_sentences_too_long"] == sum(n > 40 for _, n in sentences)
+    assert counts["pool_mentions"] == len(inside) and counts["mentions"] == len(rows)
+    with pytest.raises(ValueError, match="min_tokens"):
+        SentencePool(tokenizer_dir, 10, 5)

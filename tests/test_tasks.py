@@ -105,3 +105,15 @@ def test_config_errors(tmp_path: Path):
     broken.write_text('{"sub_label": "A"}\n{not json\n')
     with pytest.raises(ValueError, match="broken.jsonl:2"):
         task_entities({"lama": {"domain": "w", "facts": [str(broken)]}}, "w")
+
+
+def test_fewrel_training_files_in_wiki80_layout_serve_the_training_domain():
+    # FewRel 2.0 trains on the Wiki80 files (its default training data) with the Wikipedia table:
+    # their entities belong to the training domain, the test file's to the test domain
+    tasks = {"fewrel2": {"kind": "fewrel", "domain": "biomed", "train_domain": "wikipedia",
+                         "train": [str(DEMO / "wiki80/train.jsonl")], "test": str(DEMO / "fewrel/val_pubmed.json")}}
+    wiki = set(task_entities(tasks, "wikipedia"))
+    bio = set(task_entities(tasks, "biomed"))
+    expected = {(r[side]["name"], r[side].get("id")) for r in map(json.loads, (DEMO / "wiki80/train.jsonl").open())
+                for side in ("h", "t")}
+    assert wiki == expected and bio and not wiki & bio

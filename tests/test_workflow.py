@@ -100,6 +100,7 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         "test": str(DEMO / "fewrel" / "val_pubmed.json"),
         "exclude": str(DEMO / "fewrel" / "val_wiki.json"),
         "settings": ["5-1"],
+        "train_domain": "wikipedia",
     }
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(tmp_path, "-n")
@@ -123,6 +124,11 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         assert (table in job["input"]) == pelt, job
         assert (f"results/samples/{domain}/task_entities.parquet" in job["input"]) == pelt, job
         assert (sweep in job["input"]) == (pelt and norm is None), job
+        # FewRel 2.0 trains and validates with the Wikipedia table (train_domain), tests with the biomedical one
+        trains_apart = pelt and domain == "biomed"
+        assert ("results/tables/wikipedia/demo/table.parquet" in job["input"]) == (pelt and (trains_apart or
+                                                                                          domain == "wikipedia")), job
+        assert ("results/samples/wikipedia/task_entities.parquet" in job["input"]) == pelt, job
     # LAMA: the variants that inject (pelt and its two controls) take L from the sweep too; a control
     # reads its control table in place of the table
     lama = {job["output"][0]: job for job in jobs if job["rule"] == "lama"}

@@ -4,12 +4,17 @@ After the mention's last token come the model's own tokens for " (" and " )" wit
 them whose input embedding is E(e) = L * sum / ||sum|| instead of a word embedding; position
 embeddings and layer norm apply as usual, and no parameter is added.  The same function with
 ``tables=None`` is the baseline: plain tokenization, so with- and without-table runs share code.
+
+A mention whose entity no table holds is, by ``missing`` (see :data:`MISSING`): left as plain text
+(``plain``, ours: the prompt is then the baseline's), or given the brackets around the mask token
+(``mask``, as the authors' FewRel loader), or the same with the mask slot hidden from attention
+(``hidden``, as the authors' LAMA connector).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 Mention = tuple[int, int, str]
 Hit = tuple[str | None, str]  # (domain or None for a single table, entity id inside that table)
+# What a mention of an entity without a vector becomes (module docstring).
+MISSING = ("plain", "mask", "hidden")
 
 
 @dataclass
@@ -39,7 +46,7 @@ class InjectedBatch:
     attention_mask: torch.Tensor  # [B, T] long
     entity_positions: list[list[int]]  # slot positions per text
     n_injected: int  # slots filled
-    n_missing: int  # mentions whose entity no table holds (left as plain text)
+    n_missing: int  # mentions whose entity no table holds (treated as ``missing`` says)
 
 
 class _Resolver:
@@ -84,18 +91,22 @@ def inject(
     *,
     norm: float | None = None,
     max_length: int | None = None,
+    missing: str = "plain",
 ) -> InjectedBatch:
     """Tokenize ``texts`` and insert ``( E )`` after each mention ``(start, end, entity_id)`` found in ``tables``.
 
-    Texts may contain the tokenizer's mask token string, which becomes the mask id.  Mentions of
-    entities no table holds stay plain text (counted in ``n_missing``); a span that is empty, out of
-    range or covers no token is a ValueError.  Sequences longer than ``max_length`` (default: the
-    model's positions) lose body tokens from the end, keeping their closing special tokens; slots
-    cut off are dropped (logged).  Embeddings are built with the model's own input embedding, so
-    gradients reach it when fine-tuning; table vectors are constants (the table is frozen).
+    Texts may contain the tokenizer's mask token string, which becomes the mask id.  A mention whose
+    entity no table holds becomes what ``missing`` says (module docstring) and is counted in
+    ``n_missing``; a span that is empty, out of range or covers no token is a ValueError.  Sequences
+    longer than ``max_length`` (default: the model's positions) lose body tokens from the end,
+    keeping their closing special tokens; slots cut off are dropped (logged).  Embeddings are built
+    with the model's own input embedding, so gradients reach it when fine-tuning; table vectors are
+    constants (the table is frozen).
     """
     if not texts or len(texts) != len(mentions):
         raise ValueError(f"inject: {len(texts)} texts but {len(mentions)} mention lists")
+    if missing not in MISSING:
+        raise ValueError(f"inject: missing must be one of {MISSING}, got {missing!r}")
     limit = max_length or max_input_length(model)
     resolver = None if tables is None else _Resolver(tables, model)
     encoded = tokenize_with_offsets(tokenizer, texts)
@@ -104,12 +115,13 @@ def inject(
     slot_id = tokenizer.unk_token_id
     sequences: list[list[int]] = []
     positions: list[list[int]] = []
-    found: list[Hit] = []  # per slot kept, in (text, position) order
+    found: list[Hit] = []  # per vector slot kept, in (text, position) order
+    mask_slots: list[list[int]] = []  # per text, the slots of entities without a vector (``missing``)
     n_missing = n_truncated = n_cut = 0
     for b, text in enumerate(texts):
         ids = encoded["input_ids"][b]
         special = encoded["special_tokens_mask"][b]
-        inserts: list[tuple[int, Hit]] = []
+        inserts: list[tuple[int, Hit | None]] = []
         for start, end, entity_id in mentions[b]:
             if not 0 <= start < end <= len(text):
                 raise ValueError(
@@ -121,30 +133,38 @@ def inject(
             if resolver is None:
                 continue
             hit = resolver.find(entity_id)
-            if hit is None:
-                n_missing += 1
-            else:
+            n_missing += hit is None
+            if hit is not None or missing != "plain":
                 inserts.append((span[1], hit))
         seq, slots, cut = _with_slots(ids, special, inserts, (open_ids, slot_id, close_ids), limit)
         if cut >= 0:
             n_truncated += 1
             n_cut += cut
         sequences.append(seq)
-        positions.append([pos for pos, _ in slots])
-        found += [hit for _, hit in slots]
+        positions.append([pos for pos, hit in slots if hit is not None])
+        mask_slots.append([pos for pos, hit in slots if hit is None])
+        found += [hit for _, hit in slots if hit is not None]
     if n_truncated:
         logger.warning("inject: %d texts cut to %d tokens, dropping %d entity slots", n_truncated, limit, n_cut)
     vectors = resolver.vectors(found, norm) if resolver is not None and found else None
-    return _tensors(model, tokenizer, sequences, positions, vectors, n_missing)
+    batch = _tensors(model, tokenizer, sequences, positions, vectors, n_missing)
+    if any(mask_slots):
+        rows = torch.tensor([b for b, ps in enumerate(mask_slots) for _ in ps], device=batch.input_ids.device)
+        cols = torch.tensor([p for ps in mask_slots for p in ps], device=batch.input_ids.device)
+        mask_embedding = model.get_input_embeddings()(torch.tensor(tokenizer.mask_token_id, device=rows.device))
+        batch.inputs_embeds = batch.inputs_embeds.index_put((rows, cols), mask_embedding.expand(len(rows), -1))
+        if missing == "hidden":
+            batch.attention_mask = batch.attention_mask.index_put((rows, cols), torch.zeros_like(rows))
+    return batch
 
 
 def _with_slots(
     ids: list[int],
     special: list[int],
-    inserts: list[tuple[int, Hit]],
+    inserts: list[tuple[int, Hit | None]],
     bracket: tuple[list[int], int, list[int]],
     limit: int,
-) -> tuple[list[int], list[tuple[int, Hit]], int]:
+) -> tuple[list[int], list[tuple[int, Hit | None]], int]:
     """``ids`` with ``open slot close`` after each insertion point, cut to ``limit`` tokens.
 
     Returns the sequence, the (position, hit) of each slot kept and the number of slots cut off
@@ -152,7 +172,7 @@ def _with_slots(
     """
     open_ids, slot_id, close_ids = bracket
     seq: list[int] = []
-    slots: list[tuple[int, Hit]] = []
+    slots: list[tuple[int, Hit | None]] = []
     copied = 0
     for last, hit in sorted(inserts, key=lambda x: x[0]):
         seq += ids[copied : last + 1] + open_ids

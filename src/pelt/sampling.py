@@ -13,12 +13,23 @@ entity, so the top-N runs in two stages: first per (entity, bucket), the bucket 
 hash of the key modulo ``SALT_BUCKETS``, which spreads a hot entity over many tasks; then per
 entity over the union, at most ``SALT_BUCKETS * max_per_entity`` rows. The global top-N of an
 entity is always inside the union of its per-bucket top-Ns, so the result is exact.
+
+The **sentence pool** (optional, :class:`SentencePool`) is the paper's: the authors' embedding
+generation keeps sentences of 8 to 62 subword tokens (64 with the two special tokens) and samples
+from those only. With a pool, mentions in other sentences are dropped (counted) before both the
+sample and the frequency count, so that an entity's frequency counts the sentences its vector can
+come from. One tokenizer decides the pool of a domain for all its models, so that their tables
+sample the same sentences (the authors' pools are per model; lengths differ by a few tokens).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -27,6 +38,54 @@ log = logging.getLogger(__name__)
 SALT_BUCKETS = 64
 KEY_SEPARATOR = "\x1f"
 _TIE_BREAK = ("doc_id", "sent_idx", "start", "end")
+
+
+@dataclass(frozen=True)
+class SentencePool:
+    """Sentences of ``min_tokens`` to ``max_tokens`` subword tokens of ``tokenizer`` (a name or folder
+    for ``AutoTokenizer``), special tokens not counted; the paper: 8 to 62."""
+
+    tokenizer: str
+    min_tokens: int = 8
+    max_tokens: int = 62
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_tokens <= self.max_tokens:
+            raise ValueError(f"sentence pool: need 1 <= min_tokens <= max_tokens, got {self}")
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(name: str):
+    from transformers import AutoTokenizer  # only the pool needs it, in the Spark workers
+
+    return AutoTokenizer.from_pretrained(name)
+
+
+def _token_counts(tokenizer: str):
+    """mapInArrow function: (doc_id, sent_idx, sentence) batches -> (doc_id, sent_idx, n_tokens)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        tok = _tokenizer(tokenizer)
+        for batch in batches:
+            sentences = batch.column("sentence").to_pylist()
+            ids = tok(sentences, add_special_tokens=False)["input_ids"] if sentences else []
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc_id"), batch.column("sent_idx"), pa.array([len(i) for i in ids], pa.int32())],
+                ["doc_id", "sent_idx", "n_tokens"],
+            )
+
+    return run
+
+
+def in_sentence_pool(mentions: DataFrame, pool: SentencePool) -> tuple[DataFrame, DataFrame]:
+    """The mentions whose sentence is in ``pool``, and the sentences' token counts (each sentence
+    tokenized once, however many mentions it holds)."""
+    sentences = mentions.select("doc_id", F.col("sent_idx").cast("int"), "sentence").dropDuplicates(
+        ["doc_id", "sent_idx"]
+    )
+    lengths = sentences.mapInArrow(_token_counts(pool.tokenizer), "doc_id string, sent_idx int, n_tokens int")
+    kept = lengths.filter(F.col("n_tokens").between(pool.min_tokens, pool.max_tokens)).select("doc_id", "sent_idx")
+    return mentions.join(kept, ["doc_id", "sent_idx"], "left_semi"), lengths
 
 
 def rank_key(seed: int) -> Column:
@@ -49,16 +108,31 @@ def sample_mentions(
     wanted: list[str] | None,
     max_per_entity: int,
     seed: int,
+    pool: SentencePool | None = None,
 ) -> dict[str, int]:
     """Write up to ``max_per_entity`` mentions per entity and every entity's mention count.
 
     ``wanted``: entity ids to keep (None: all). Wanted entities without any mention get frequency 0,
-    so that reports can show what the corpus lacks. Returns and logs the counts.
+    so that reports can show what the corpus lacks. ``pool``: sample and count only mentions in its
+    sentences (module docstring). Returns and logs the counts.
     """
     if max_per_entity < 1:
         raise ValueError(f"max_per_entity must be at least 1, got {max_per_entity}")
     mentions = spark.read.parquet(mentions_path)
     counts: dict[str, int] = {"mentions": mentions.count()}
+    if pool is not None:
+        mentions, lengths = in_sentence_pool(mentions, pool)
+        lengths = lengths.cache()
+        outside = lengths.agg(
+            F.sum((F.col("n_tokens") < pool.min_tokens).cast("long")).alias("short"),
+            F.sum((F.col("n_tokens") > pool.max_tokens).cast("long")).alias("long"),
+        ).first()
+        counts["pool_sentences_too_short"] = int(outside["short"] or 0)
+        counts["pool_sentences_too_long"] = int(outside["long"] or 0)
+        mentions = mentions.cache()
+        counts["pool_mentions"] = mentions.count()
+        log.info("sentence pool %s: %d of %d mentions are in sentences of %d-%d tokens", pool.tokenizer,
+                 counts["pool_mentions"], counts["mentions"], pool.min_tokens, pool.max_tokens)
     if wanted is not None:
         if any(entity is None for entity in wanted):
             raise ValueError("wanted entity ids must not be None (drop unresolved task entities first)")

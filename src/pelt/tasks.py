@@ -23,6 +23,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from urllib.parse import unquote
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ DATA_KEYS: dict[str, tuple[str, ...]] = {
     "fewrel": ("train", "val", "test"),
     "wiki80": ("train", "dev", "test"),
 }
+
+# Keys of the files a task trains and validates on (served by its ``train_domain``, see domain_of).
+TRAINING_KEYS = ("train", "val")
 
 Entity = tuple[str, str | None]
 
@@ -66,15 +70,19 @@ def lama_subject(record: Mapping) -> Entity | None:
     """The subject (label, QID) of a T-REx, Google-RE or ParaRel fact; ``None`` when it has no label.
 
     T-REx names the subject's Wikidata item ``sub_uri``, Google-RE ``sub_w`` (null for many facts:
-    its subjects are Freebase ids), ParaRel not at all.
+    its subjects are Freebase ids), ParaRel not at all. Labels are percent-decoded as LAMA's filter
+    does: Google-RE writes 93 of its subjects as URL paths (``Stanis%C5%82aw``).
     """
     label = record.get("sub_label")
     if not isinstance(label, str) or not label.strip():
         return None
-    return label, record.get("sub_uri") or record.get("sub_w") or None
+    return unquote(label), record.get("sub_uri") or record.get("sub_w") or None
 
 
 def _fewrel_entities(path: str) -> Iterator[Entity | None]:
+    if str(path).endswith(".jsonl"):  # FewRel trains on Wiki80 files too (run_fewrel reads both)
+        yield from _wiki80_entities(path)
+        return
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     if not isinstance(data, dict):
@@ -103,6 +111,14 @@ def _lama_entities(path: str) -> Iterator[Entity | None]:
 _READERS = {"lama": _lama_entities, "fewrel": _fewrel_entities, "wiki80": _wiki80_entities}
 
 
+def domain_of(task: Mapping, key: str) -> str:
+    """The domain whose table serves the files of ``key``: a FewRel task's training and validation
+    files use its ``train_domain`` when it names one (FewRel 2.0 trains on Wikipedia instances)."""
+    if key in TRAINING_KEYS and task.get("train_domain"):
+        return task["train_domain"]
+    return task.get("domain")
+
+
 def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[Entity]:
     """The deduplicated, sorted ``(name, qid)`` pairs that the tasks using ``domain``'s table mention.
 
@@ -111,13 +127,11 @@ def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[Entity]:
     """
     found: set[Entity] = set()
     for name, task in tasks.items():
-        if task.get("domain") != domain:
-            continue
         kind = task.get("kind", name)
         if kind not in DATA_KEYS:
             raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(DATA_KEYS)}")
         for key in DATA_KEYS[kind]:
-            if key not in task:
+            if key not in task or domain_of(task, key) != domain:
                 continue
             for path in expand_globs(task[key], f"tasks.{name}.{key}"):
                 skipped, before = 0, len(found)

@@ -122,7 +122,16 @@ FEWREL_DATASETS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
 FEWREL_TASKS = [name for name in FEWREL_DATASETS if name in config["tasks"]]
 # Keys of a fine-tuning task that name its data or its grid of runs; every other key is a
 # hyper-parameter, passed as is to run_fewrel / run_wiki80 (the keys are their argument names).
-FINETUNING_DATA_KEYS = {"domain", "train", "val", "test", "dev", "exclude", "label2id"}
+FINETUNING_DATA_KEYS = {
+    "domain",
+    "train_domain",
+    "train",
+    "val",
+    "test",
+    "dev",
+    "exclude",
+    "label2id",
+}
 FINETUNING_GRID_KEYS = {"settings", "seeds"}
 VARIANTS = ["baseline", "pelt"]
 # LAMA also scores the table's controls (pelt.eval.controls): a gain must come from each entity's own vector.
@@ -136,7 +145,15 @@ def task_kind(name):
 
 
 def task_domains():
-    return sorted({task["domain"] for task in config["tasks"].values()})
+    """The domains whose table some task uses, to test or (`train_domain`) to train."""
+    return sorted(
+        {
+            d
+            for task in config["tasks"].values()
+            for d in (task["domain"], task.get("train_domain"))
+            if d
+        }
+    )
 
 
 def settings_of(name):
@@ -202,27 +219,43 @@ def expand_globs(patterns, key):
 
 
 def tasks_of_domain(domain):
-    """The `tasks:` entries that use this domain's table, with the kind pelt.tasks reads them as
-    where their key does not say it."""
+    """The `tasks:` entries that use this domain's table (to test, or to train: a FewRel task's
+    `train_domain`), with the kind pelt.tasks reads them as where their key does not say it.
+    """
     return {
         name: task if task_kind(name) == name else dict(task, kind=task_kind(name))
         for name, task in config["tasks"].items()
-        if task["domain"] == domain
+        if domain in (task["domain"], task.get("train_domain"))
     }
 
 
 # What decides a domain's task entities: each task's domain, kind and data files (the keys that
 # pelt.tasks.DATA_KEYS reads). Every other task key is an evaluation setting (batch size, epochs,
 # norms...): changing one must rerun that evaluation, not the sampling and encoding before it.
-TASK_ENTITY_KEYS = {"domain", "kind", "facts", "train", "val", "test", "dev"}
+TASK_ENTITY_KEYS = {
+    "domain",
+    "train_domain",
+    "kind",
+    "facts",
+    "train",
+    "val",
+    "test",
+    "dev",
+}
 
 
 def task_entity_params(wildcards):
-    """The task_entities rules' params: of each task of the domain, only TASK_ENTITY_KEYS."""
-    return {
-        name: {key: value for key, value in task.items() if key in TASK_ENTITY_KEYS}
-        for name, task in tasks_of_domain(wildcards.domain).items()
-    }
+    """The task_entities rules' params: of each task of the domain, only TASK_ENTITY_KEYS; a FewRel
+    task's training files named even when they are the default (Wiki80's), since its training
+    domain needs their entities."""
+    params = {}
+    for name, task in tasks_of_domain(wildcards.domain).items():
+        params[name] = {
+            key: value for key, value in task.items() if key in TASK_ENTITY_KEYS
+        }
+        if task_kind(name) == "fewrel":
+            params[name]["train"] = fewrel_files(name)["train"]
+    return params
 
 
 def lama_files():
@@ -231,6 +264,11 @@ def lama_files():
         "facts": expand_globs(task["facts"], "tasks.lama.facts"),
         "relations": task["relations"],
         "common_vocab": task["common_vocab"],
+        **(
+            {"common_vocab_lowercased": task["common_vocab_lowercased"]}
+            if task.get("common_vocab_lowercased")
+            else {}
+        ),
     }
 
 
@@ -305,6 +343,14 @@ def evaluation_inputs(wildcards, task, files, with_table):
     if with_table:
         domain = config["tasks"][task]["domain"]
         inputs["table"] = f"results/tables/{domain}/{wildcards.model}/table.parquet"
+        train_domain = config["tasks"][task].get("train_domain", domain)
+        if train_domain != domain:
+            inputs["train_table"] = (
+                f"results/tables/{train_domain}/{wildcards.model}/table.parquet"
+            )
+            inputs["train_task_entities"] = (
+                f"results/samples/{train_domain}/task_entities.parquet"
+            )
         inputs["task_entities"] = f"results/samples/{domain}/task_entities.parquet"
     return inputs
 

@@ -58,5 +58,6 @@ rule sample_mentions:
         on_demand=config["sampling"]["entities"] == "on_demand",
         max_per_entity=config["sampling"]["max_sentences_per_entity"],
         seed=config["sampling"]["seed"],
+        pool=config["sampling"].get("sentence_tokens"),
     script:
         "../scripts/sample_mentions.py"

@@ -20,6 +20,8 @@ run_fewrel(
     exclude=list(snakemake.input.exclude),
     table_path=snakemake.input.get("table"),
     task_entities_path=snakemake.input.get("task_entities"),
+    train_table_path=snakemake.input.get("train_table"),
+    train_task_entities_path=snakemake.input.get("train_task_entities"),
     norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
     **snakemake.params.options,
 )

@@ -20,5 +20,6 @@ run_lama(
     variant=snakemake.wildcards.variant,
     uhn_path=snakemake.input.uhn,
     batch_size=task["batch_size"],
+    common_vocab_lowercased=snakemake.input.get("common_vocab_lowercased"),
     max_length=task["max_length"],
 )

@@ -17,5 +17,6 @@ sweep_norm(
     task_entities_path=snakemake.input.task_entities,
     norms=task["norms"],
     batch_size=task["batch_size"],
+    common_vocab_lowercased=snakemake.input.get("common_vocab_lowercased"),
     max_length=task["max_length"],
 )

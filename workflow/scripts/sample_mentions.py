@@ -6,7 +6,7 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.entities import resolved_entity_ids
 from pelt.logs import write_counts
-from pelt.sampling import sample_mentions
+from pelt.sampling import SentencePool, sample_mentions
 from pelt.spark import get_spark
 
 write_counts(
@@ -23,6 +23,11 @@ write_counts(
         ),
         max_per_entity=snakemake.params.max_per_entity,
         seed=snakemake.params.seed,
+        pool=(
+            SentencePool(pool["tokenizer"], pool["min"], pool["max"])
+            if (pool := snakemake.params.pool)
+            else None
+        ),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

@@ -9,11 +9,13 @@ Protocol (the paper, its appendix and its code base, thunlp PELT ``FewRel/``):
 - **Training**: ``steps`` optimizer steps (paper: 1500), each over ``batch_size`` episodes (the
   code base's ``--batch_size``: episodes per step; the paper searched 4 / 8 / 32 and reports 32)
   accumulated one episode at a time, so memory is that of one episode.  Training episodes are
-  ``train_n_way``-way (default N) with ``train_n_query`` queries per relation (5, the code base's
-  default).  AdamW, linear warm-up over ``warmup`` of the steps then linear decay, gradient norm
-  clipped at 1.  The table is frozen; the model is fine-tuned.
-- **Model selection**: every ``eval_every`` steps (paper: 250; its code skips the checks before
-  step 500) and after the last step, accuracy on ``val_episodes`` fixed validation episodes; the
+  ``train_n_way``-way (default N) with ``train_n_query`` queries per relation (5, the toolkit's
+  default; the authors' runs used 1).  As the toolkit's Proto, dropout (p = 0.5) on the support and
+  query encodings in training.  AdamW, linear warm-up over ``warmup`` of the steps then linear
+  decay, gradient norm clipped at 1; the paper code's schedule is there too (``warmup_steps`` 300,
+  ``bias_correction`` off, ``max_grad_norm`` None).  The table is frozen; the model is fine-tuned.
+- **Model selection**: every ``eval_every`` steps (paper: 250) from ``first_eval`` on (the paper's
+  code: 500) and after the last step, accuracy on ``val_episodes`` fixed validation episodes; the
   best weights (ties: the earlier) are tested.
 - **Validation data never overlaps the test data.**  The paper's scripts pass ``val_wiki`` as both
   validation and test set.  Here, when the configured validation data shares a relation or an
@@ -131,11 +133,14 @@ def proto_logits(support: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
     return -((query[:, None, :] - prototypes[None, :, :]) ** 2).sum(dim=-1)
 
 
-def _episode_logits(encoder: RelationEncoder, marked: Sequence[MarkedText], episode: Episode) -> torch.Tensor:
-    """Logits of one episode, supports and queries encoded in one forward."""
+def _episode_logits(
+    encoder: RelationEncoder, marked: Sequence[MarkedText], episode: Episode, dropout: float = 0.0
+) -> torch.Tensor:
+    """Training logits of one episode, supports and queries encoded in one forward; ``dropout`` on the
+    encodings, as the toolkit's Proto (``nn.Dropout()``, p = 0.5)."""
     n, k = len(episode.support), len(episode.support[0])
     ids = [i for row in episode.support for i in row] + list(episode.query)
-    vectors = encoder([marked[i] for i in ids])
+    vectors = F.dropout(encoder([marked[i] for i in ids]), dropout, training=True)
     return proto_logits(vectors[: n * k].view(n, k, -1), vectors[n * k :])
 
 
@@ -214,6 +219,8 @@ def run_fewrel(
     table_path: str | None,
     task_entities_path: str | None,
     norm: float | None,
+    train_table_path: str | None = None,
+    train_task_entities_path: str | None = None,
     steps: int = 1500,
     batch_size: int = 4,
     lr: float = 2e-5,
@@ -229,8 +236,14 @@ def run_fewrel(
     val_relations: int | None = None,
     warmup: float = 0.1,
     weight_decay: float = 0.01,
+    dropout: float = 0.5,
+    warmup_steps: int | None = None,
+    bias_correction: bool = True,
+    max_grad_norm: float | None = 1.0,
+    first_eval: int = 0,
     eval_batch_size: int = 64,
     markers: tuple[str, str] = DEFAULT_MARKERS,
+    missing: str = "plain",
     device: str = "auto",
 ) -> dict:
     """Train Proto on ``train`` episodes, select on validation episodes, test N-way K-shot; write and return the result.
@@ -240,7 +253,14 @@ def run_fewrel(
     must not be trained on either (FewRel 2.0 from Wiki80: ``val_wiki.json``, which leaves FewRel's
     64 training relations, the paper's training set, of which validation then holds out a quarter).  ``dataset`` names the benchmark in the result
     (``fewrel1`` / ``fewrel2`` match the paper's Table 2).  ``norm`` is L (default: the
-    table's).  ``n_query`` is the queries per relation in validation and test episodes.
+    table's).  ``n_query`` is the queries per relation in validation and test episodes.  ``dropout`` (on
+    the encodings), ``warmup_steps`` (instead of the ``warmup`` share), ``bias_correction``,
+    ``max_grad_norm`` (None: no clipping) and ``first_eval`` (no validation before this step) give
+    the toolkit's Proto and the paper code's schedule (config/paper.yaml).
+
+    ``train_table_path`` and ``train_task_entities_path`` (FewRel 2.0) serve the training and validation
+    instances, ``table_path`` and ``task_entities_path`` the test instances: Wikipedia-domain training
+    data then gets Wikipedia vectors, as in the authors' loader, instead of none.
 
     ``steps=0`` tests the pre-trained encoder as it is, without fine-tuning: ``train``, ``val`` and
     ``exclude`` are then not read, so a benchmark without training relations (the demo, whose
@@ -249,6 +269,10 @@ def run_fewrel(
     train_n_way = train_n_way or n_way
     if min(n_way, k_shot, n_query, train_n_way, train_n_query, batch_size, eval_every) < 1 or steps < 0:
         raise ValueError("run_fewrel: N, K, queries, batch size and eval_every must be positive, steps >= 0")
+    if (train_table_path is None) != (train_task_entities_path is None):
+        raise ValueError("run_fewrel: train_table_path and train_task_entities_path go together")
+    if not 0 <= dropout < 1 or first_eval > steps:
+        raise ValueError(f"run_fewrel: dropout must be in [0, 1) and first_eval ({first_eval}) at most steps ({steps})")
     seed_everything(seed)
     test_data = read_instances(test)
     if steps:
@@ -278,13 +302,20 @@ def run_fewrel(
         max_length=max_length,
         device=device,
         what="run_fewrel",
+        missing=missing,
+        train_table_path=train_table_path,
     )
+    tables = encoder.table if isinstance(encoder.table, Mapping) else None  # {"train": ..., "test": ...}
     marked = {}
     counts = {}
     for name, data in (("train", train_data), ("validation", val_data), ("test", test_data)):
-        entity_ids = resolve_instances(data, task_entities_path)
+        side = "test" if name == "test" else "train"
+        entities_path = train_task_entities_path if tables and side == "train" else task_entities_path
+        entity_ids = resolve_instances(data, entities_path)
+        counts[name] = entity_counts(entity_ids, tables[side] if tables else encoder.table, entities_path is not None)
+        if tables:
+            entity_ids = [tuple(e and f"{side}:{e}" for e in pair) for pair in entity_ids]
         marked[name] = encoder.mark(data, entity_ids)
-        counts[name] = entity_counts(entity_ids, encoder.table, task_entities_path is not None)
 
     val_set = sample_episodes(val_pool, val_episodes, n_way, k_shot, n_query, seed, _VAL_STREAM) if steps else []
     test_set = sample_episodes(test_pool, test_episodes, n_way, k_shot, n_query, seed, _TEST_STREAM)
@@ -299,13 +330,18 @@ def run_fewrel(
         lr=lr,
         warmup=warmup,
         weight_decay=weight_decay,
+        dropout=dropout,
+        warmup_steps=warmup_steps,
+        bias_correction=bias_correction,
+        max_grad_norm=max_grad_norm,
+        first_eval=first_eval,
         eval_every=eval_every,
         eval_batch_size=eval_batch_size,
         n_way=train_n_way,
         k_shot=k_shot,
         n_query=train_n_query,
     )
-    encoder.pop_stats()  # training's counts; the result reports the test set's
+    counts["training_passes"] = encoder.pop_stats()  # every encoding of training and validation
     accuracy = episode_accuracy(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
     counts["test"].update(encoder.pop_stats())
     result = {
@@ -320,6 +356,7 @@ def run_fewrel(
         "n_queries": sum(len(ep.query) for ep in test_set),
         "norm": encoder.norm,
         "table": table_path if encoder.table is not None else None,
+        "train_table": train_table_path if tables else None,
         "validation": history,
         "data": split,
         "entities": counts,
@@ -340,8 +377,12 @@ def run_fewrel(
             "exclude": exclude or [],
             "max_length": max_length,
             "markers": list(encoder.markers),
-            "optimizer": "AdamW",
-            "max_grad_norm": 1.0,
+            "missing": missing,
+            "dropout": dropout,
+            "warmup_steps": warmup_steps,
+            "optimizer": "AdamW" if bias_correction else "AdamW without bias correction",
+            "max_grad_norm": max_grad_norm,
+            "first_eval": first_eval,
         },
     }
     with open(out_json, "w", encoding="utf-8") as fh:
@@ -362,6 +403,11 @@ def _train(
     lr: float,
     warmup: float,
     weight_decay: float,
+    dropout: float,
+    warmup_steps: int | None,
+    bias_correction: bool,
+    max_grad_norm: float | None,
+    first_eval: int,
     eval_every: int,
     eval_batch_size: int,
     n_way: int,
@@ -370,7 +416,9 @@ def _train(
 ) -> dict:
     """Fine-tune with model selection on ``val_set``; leaves the best weights in ``encoder``; returns the history."""
     rng = np.random.default_rng([seed, _TRAIN_STREAM])
-    optimizer, schedule = adamw_with_warmup(encoder, lr, weight_decay, steps, warmup)
+    optimizer, schedule = adamw_with_warmup(
+        encoder, lr, weight_decay, steps, warmup, warmup_steps=warmup_steps, bias_correction=bias_correction
+    )
     history: list[dict] = []
     best: tuple[float, int, dict] | None = None
     encoder.train()
@@ -378,15 +426,16 @@ def _train(
     for step in tqdm(range(1, steps + 1), desc="FewRel training", unit="step"):
         for _ in range(batch_size):
             episode = sample_episode(pool, n_way, k_shot, n_query, rng)
-            logits = _episode_logits(encoder, marked["train"], episode)
+            logits = _episode_logits(encoder, marked["train"], episode, dropout)
             loss = F.cross_entropy(logits, torch.tensor(episode.labels, device=logits.device)) / batch_size
             loss.backward()
             losses.append(loss.item() * batch_size)
-        torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(encoder.parameters(), max_grad_norm)
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        if step % eval_every == 0 or step == steps:
+        if step >= first_eval and (step % eval_every == 0 or step == steps):
             accuracy = episode_accuracy(encoder, marked["validation"], val_set, eval_batch_size, "FewRel validation")
             history.append({"step": step, "accuracy": accuracy, "train_loss": float(np.mean(losses))})
             logger.info("FewRel step %d: validation accuracy %.4f, training loss %.4f", step, accuracy, np.mean(losses))

@@ -20,8 +20,11 @@ With a table (the PELT variant), each subject is resolved to a corpus entity id 
 ``task_entities.parquet`` written by the sampling stage, by QID when the fact has one and else by
 name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.inject.inject`.  Facts whose
 subject is not in the table are evaluated on the plain prompt, and counted.  The subject's corpus
-frequency (the table's ``frequency`` column; 0 when absent) puts each fact into a bucket, to show
-where the table helps (rare entities, the paper's Figure 2).
+frequency (the table's ``frequency`` column: its mentions in the corpus the table was built from; 0
+when it has none) puts each T-REx fact into a bucket, to show where the table helps: the paper's
+Table 5, mean P@1 (over the relations) of T-REx facts per bucket. Google-RE facts are not bucketed
+(the paper's table is T-REx only), and facts whose subject resolved to no entity are reported apart
+as ``unresolved``: their frequency is unknown, not 0.
 
 Both variants go through :func:`pelt.inject.inject`, so baseline and PELT share tokenization.
 
@@ -38,8 +41,9 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 import torch
@@ -66,8 +70,10 @@ PERSON_NAME_QUERIES = {
     "P19": "city", "P20": "city", "P27": "country", "P103": "language", "P1412": "language",
     "place_of_birth": "city", "place_of_death": "city",
 }
-# Lower bounds of the subject-frequency buckets; the last bucket is open.
+# Lower bounds of the subject-frequency buckets (the paper's Table 5); the last bucket is open.
 BUCKET_BOUNDS = (0, 10, 50, 100)
+# Where facts whose subject resolved to no entity are reported, beside the frequency buckets.
+UNRESOLVED = "unresolved"
 
 
 @dataclass(frozen=True)
@@ -113,35 +119,93 @@ def load_templates(relations_path: str | os.PathLike[str]) -> dict[str, str]:
     return templates
 
 
-def load_facts(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Fact], int]:
-    """All facts of T-REx, Google-RE or ParaRel files, and how many records lacked a subject or object label."""
+@dataclass(frozen=True)
+class FactCounts:
+    """What :func:`load_facts` did not keep, by reason."""
+
+    malformed: int  # no subject or object label
+    duplicates: int  # a (relation, subject, object) already read: LAMA scores each once
+
+
+def load_facts(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Fact], FactCounts]:
+    """The distinct facts of T-REx, Google-RE or ParaRel files, in file order, and what was left out.
+
+    As LAMA's own filter: labels are percent-decoded (Google-RE's ``Stanis%C5%82aw``), and a relation's
+    (subject, object) pair is scored once however many records state it (the first record's uuid
+    and QID stand for it).
+    """
     facts: list[Fact] = []
-    skipped = 0
+    seen: set[tuple[str, str, str]] = set()
+    malformed = duplicates = 0
     for path in paths:
         for lineno, record in read_jsonl(path):
             subject = lama_subject(record)
             obj = record.get("obj_label")
             if subject is None or not isinstance(obj, str) or not obj.strip():
-                skipped += 1
+                malformed += 1
                 continue
+            relation = relation_of(record, path)
+            key = (relation, subject[0], unquote(obj))
+            if key in seen:
+                duplicates += 1
+                continue
+            seen.add(key)
             facts.append(
                 Fact(
                     uuid=str(record.get("uuid") or f"{Path(path).name}:{lineno}"),
-                    relation=relation_of(record, path),
+                    relation=relation,
                     subject=subject[0],
                     subject_qid=subject[1],
-                    object=obj,
+                    object=key[2],
                 )
             )
-    if skipped:
-        logger.warning("LAMA: skipped %d facts without a subject or object label", skipped)
-    return facts, skipped
+    if malformed:
+        logger.warning("LAMA: skipped %d facts without a subject or object label", malformed)
+    if duplicates:
+        logger.info("LAMA: %d records repeat a fact of their relation and are scored once", duplicates)
+    return facts, FactCounts(malformed, duplicates)
 
 
 def read_vocab(path: str | os.PathLike[str]) -> list[str]:
     """The common vocabulary, one word a line, in file order (blank lines ignored)."""
     with open(path, encoding="utf-8") as fh:
         return [line.strip() for line in fh if line.strip()]
+
+
+def is_uncased(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether the tokenizer folds case (an uncased BERT); LAMA probes such models with lower-cased facts."""
+    text = "Paris Berlin Q"
+    return tokenizer(text, add_special_tokens=False)["input_ids"] == tokenizer(
+        text.lower(), add_special_tokens=False
+    )["input_ids"]
+
+
+def lowercase_facts(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
+    """LAMA's ``--lowercase`` for uncased models: objects lower-cased (subjects need not be: the tokenizer
+    folds them, and resolution keeps their spelling); pairs of a relation that then coincide scored once.
+    Returns the facts and how many coincided."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for fact in facts:
+        key = (fact.relation, fact.subject.lower(), fact.object.lower())
+        if key not in seen:
+            seen.add(key)
+            out.append(replace(fact, object=key[2]))
+    return out, len(facts) - len(out)
+
+
+def common_words(cased_path: str | os.PathLike[str], lowercased_path: str | os.PathLike[str] | None,
+                 uncased: bool) -> list[str]:
+    """The candidate words: the cased common vocabulary, or for an uncased model LAMA's lower-cased one
+    (``lowercased_path``), derived from the cased file (lower-cased, first spelling kept) when not given."""
+    if not uncased:
+        return read_vocab(cased_path)
+    if lowercased_path:
+        return read_vocab(lowercased_path)
+    words = list(dict.fromkeys(word.lower() for word in read_vocab(cased_path)))
+    logger.info("LAMA: uncased model and no lower-cased common vocabulary given: derived %d words from %s",
+                len(words), cased_path)
+    return words
 
 
 def candidate_vocabulary(tokenizer: PreTrainedTokenizerBase, words: Iterable[str]) -> dict[str, int]:
@@ -305,6 +369,7 @@ def _p_at_1(correct: int, total: int) -> float | None:
 def _predict(
     model, tokenizer, facts: Sequence[Fact], templates: Mapping[str, str], entity_ids: Sequence[str | None],
     table: EntityTable | None, candidate_ids: torch.Tensor, norm: float | None, batch_size: int, max_length: int,
+    missing: str,
 ) -> tuple[list[int | None], list[bool]]:
     """Argmax candidate id per fact (None when truncation removed the mask) and whether an entity was injected."""
     predictions: list[int | None] = []
@@ -315,7 +380,7 @@ def _predict(
             text, start, end = fill_template(templates[fact.relation], fact.subject, tokenizer.mask_token)
             texts.append(text)
             mentions.append([(start, end, entity_id)] if table is not None and entity_id else [])
-        batch = inject(model, tokenizer, texts, mentions, table, norm=norm, max_length=max_length)
+        batch = inject(model, tokenizer, texts, mentions, table, norm=norm, max_length=max_length, missing=missing)
         logits = forward_mlm(model, batch.inputs_embeds, batch.attention_mask, batch.input_ids)
         is_mask = batch.input_ids == tokenizer.mask_token_id
         if (is_mask.sum(dim=1) > 1).any():
@@ -340,7 +405,9 @@ class _Probe:
     dropped: Counter  # relation -> facts dropped because the object is not a candidate
     candidates: dict[str, int]
     n_read: int
-    n_malformed: int
+    read_counts: FactCounts
+    lowercased: bool  # an uncased model: lower-cased objects and vocabulary, as LAMA's --lowercase
+    missing: str  # what a subject without a vector becomes (pelt.inject.MISSING)
     uhn_dropped: set[str] | None  # uuids LAMA-UHN removes; None: no LAMA-UHN scores
     table_path: str | None
     table: EntityTable | None
@@ -356,16 +423,22 @@ def _prepare(
     table_path: str | None,
     task_entities_path: str | None,
     uhn_path: str | None,
+    common_vocab_lowercased_path: str | None = None,
+    missing: str = "plain",
 ) -> _Probe:
     """Read facts and templates, load the model, pick candidates, resolve subjects (see the module docstring)."""
     templates = load_templates(relations_path)
-    all_facts, n_malformed = load_facts(facts)
+    all_facts, read_counts = load_facts(facts)
     unknown = sorted({f.relation for f in all_facts} - set(templates))
     if unknown:
         raise ValueError(f"no template for relations {unknown} in {relations_path}")
 
     model, tokenizer = load_masked_lm(model_name_or_path)
-    candidates = candidate_vocabulary(tokenizer, read_vocab(common_vocab_path))
+    uncased = is_uncased(tokenizer)
+    if uncased:
+        all_facts, merged = lowercase_facts(all_facts)
+        read_counts = replace(read_counts, duplicates=read_counts.duplicates + merged)
+    candidates = candidate_vocabulary(tokenizer, common_words(common_vocab_path, common_vocab_lowercased_path, uncased))
     if not candidates:
         raise ValueError(f"no word of {common_vocab_path} is a single token of {model_name_or_path}")
     kept = [f for f in all_facts if f.object in candidates]
@@ -385,9 +458,9 @@ def _prepare(
         frequencies = [freq.get(e, 0) if e else 0 for e in entity_ids]
     return _Probe(
         model_name_or_path=model_name_or_path, model=model, tokenizer=tokenizer, templates=templates, facts=kept,
-        dropped=dropped, candidates=candidates, n_read=len(all_facts) + n_malformed,
-        n_malformed=n_malformed, uhn_dropped=read_uhn(uhn_path) if uhn_path else None, table_path=table_path,
-        table=table,
+        dropped=dropped, candidates=candidates, n_read=len(all_facts) + read_counts.malformed + read_counts.duplicates,
+        read_counts=read_counts, lowercased=uncased, missing=missing,
+        uhn_dropped=read_uhn(uhn_path) if uhn_path else None, table_path=table_path, table=table,
         entity_ids=entity_ids, frequencies=frequencies,
     )
 
@@ -405,11 +478,10 @@ def _score(
         names.setdefault(token_id, word)
     predicted, injected = _predict(
         model, tokenizer, probe.facts, probe.templates, probe.entity_ids, table if injects else None,
-        candidate_ids, used_norm, batch_size, max_length,
+        candidate_ids, used_norm, batch_size, max_length, probe.missing,
     )
 
     per_relation: dict[str, dict] = {}
-    buckets = {name: {"facts": 0, "correct": 0} for name in bucket_names()}
     n_truncated = 0
     records = []
     for fact, pred, inj, entity_id, frequency in zip(
@@ -423,10 +495,8 @@ def _score(
         stats["facts"] += 1
         stats["correct"] += correct
         stats["injected"] += inj
-        bucket = buckets[frequency_bucket(frequency)]
-        bucket["facts"] += 1
-        bucket["correct"] += correct
-        records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency,
+        records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency if entity_id else None,
+                        "bucket": _bucket(fact, entity_id, frequency) if table is not None else None,
                         "prediction": names[pred], "correct": correct, "injected": inj,
                         "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped})
     if predictions_out is not None:
@@ -439,13 +509,15 @@ def _score(
         stats = per_relation.setdefault(relation, {"facts": 0, "correct": 0, "injected": 0})
         stats["dropped_not_candidate"] = dropped.get(relation, 0)
         stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
-    for name, bucket in buckets.items():
-        # micro (over the bucket's facts) and macro (mean over its relations, as LAMA's headline
-        # number; a relation with many facts in a bucket does not drown the others)
-        bucket["p_at_1"] = _p_at_1(bucket["correct"], bucket["facts"])
-        bucket["macro_p_at_1"], bucket["relations"] = _relation_mean(
-            [r for r in records if frequency_bucket(r["frequency"]) == name]
-        )
+    buckets = {}
+    for name in [*bucket_names(), UNRESOLVED]:
+        members = [r for r in records if r["bucket"] == name]
+        # the paper's mean P@1 (over the bucket's relations; a relation with many facts in a bucket
+        # does not drown the others), and the micro P@1 over its facts
+        macro, n_relations = _relation_mean(members)
+        correct = sum(r["correct"] for r in members)
+        buckets[name] = {"facts": len(members), "correct": correct, "p_at_1": _p_at_1(correct, len(members)),
+                         "macro_p_at_1": macro, "relations": n_relations}
     scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
     n_eval = sum(s["facts"] for s in per_relation.values())
     n_injected = sum(s["injected"] for s in per_relation.values())
@@ -456,6 +528,8 @@ def _score(
         "variant": variant,
         "norm": used_norm,
         "table": probe.table_path,
+        "lowercased": probe.lowercased,
+        "missing": probe.missing,
         "macro_p_at_1": sum(scored) / len(scored) if scored else None,
         "micro_p_at_1": _p_at_1(sum(s["correct"] for s in per_relation.values()), n_eval),
         "benchmarks": _benchmark_scores(records),
@@ -463,7 +537,8 @@ def _score(
         "buckets": buckets if table is not None else None,
         "counts": {
             "facts_read": probe.n_read,
-            "malformed": probe.n_malformed,
+            "malformed": probe.read_counts.malformed,
+            "duplicates": probe.read_counts.duplicates,
             "not_in_uhn": None if probe.uhn_dropped is None else sum(not r["uhn"] for r in records),
             "dropped_not_candidate": sum(dropped.values()),
             "dropped_truncated": n_truncated,
@@ -475,6 +550,13 @@ def _score(
             "subject_not_in_table": sum(bool(e) and e not in table for e in entity_ids) if table is not None else None,
         },
     }
+
+
+def _bucket(fact: Fact, entity_id: str | None, frequency: int) -> str | None:
+    """The frequency bucket of a fact (see the module docstring): None for Google-RE."""
+    if benchmark_of(fact.relation) != "T-REx":
+        return None
+    return frequency_bucket(frequency) if entity_id else UNRESOLVED
 
 
 def benchmark_of(relation: str) -> str:
@@ -527,6 +609,8 @@ def run_lama(
     norm: float | None = None,
     variant: str | None = None,
     uhn_path: str | None = None,
+    common_vocab_lowercased: str | None = None,
+    missing: str = "plain",
     batch_size: int = 32,
     max_length: int = 128,
 ) -> dict:
@@ -538,10 +622,14 @@ def run_lama(
     then only assign facts to frequency buckets, so that both variants are bucketed alike.
     ``norm`` is L for the injected vectors (default: the table's own).  ``uhn_path`` (written by
     :func:`build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
+    An uncased model is probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`, :func:`common_words`
+    with ``common_vocab_lowercased``).  ``missing``: what a subject resolved to an entity without a vector
+    becomes (:data:`pelt.inject.MISSING`; the authors' LAMA code uses ``hidden``).
     """
     variant = resolve_variant(variant, table_path, task_entities_path, "run_lama", ("pelt", *CONTROLS))
     probe = _prepare(
-        model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn_path
+        model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn_path,
+        common_vocab_lowercased, missing,
     )
     if variant != "baseline":
         probe.table.check_model(probe.model)
@@ -600,6 +688,8 @@ def sweep_norm(
     table_path: str,
     task_entities_path: str,
     norms: Iterable[float] = range(1, 11),
+    common_vocab_lowercased: str | None = None,
+    missing: str = "plain",
     batch_size: int = 32,
     max_length: int = 128,
 ) -> dict:
@@ -613,7 +703,8 @@ def sweep_norm(
     norms = [float(n) for n in norms]
     if not norms or any(n <= 0 for n in norms):
         raise ValueError(f"sweep_norm: norms must be positive, got {norms}")
-    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, None)
+    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, None,
+                     common_vocab_lowercased, missing)
     probe.table.check_model(probe.model)
     baseline = _score(probe, "baseline", None, batch_size, max_length, None)
     per_norm = []

@@ -32,7 +32,7 @@ import math
 import os
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -301,12 +301,13 @@ class RelationEncoder(torch.nn.Module):
         self,
         model: PreTrainedModel,
         tokenizer: PreTrainedTokenizerBase,
-        table: EntityTable | None,
+        table: EntityTable | Mapping[str, EntityTable] | None,
         *,
         norm: float | None,
         markers: tuple[str, str] = DEFAULT_MARKERS,
         max_length: int = 128,
         autocast: bool = False,
+        missing: str = "plain",
     ):
         super().__init__()
         if len(markers) != 2 or markers[0] == markers[1] or not all(m.strip() == m and m for m in markers):
@@ -318,6 +319,7 @@ class RelationEncoder(torch.nn.Module):
         self.markers = tuple(markers)
         self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
         self.autocast = autocast
+        self.missing = missing  # what a mention without a vector becomes (pelt.inject.MISSING)
         self.stats: Counter = Counter()
         bracket = (
             tokenizer(" (", add_special_tokens=False)["input_ids"]
@@ -373,6 +375,7 @@ class RelationEncoder(torch.nn.Module):
             self.table,
             norm=self.norm,
             max_length=self.max_length,
+            missing=self.missing,
         )
         self.stats["texts"] += len(marked)
         self.stats["injected"] += batch.n_injected
@@ -438,19 +441,28 @@ def load_encoder(
     max_length: int,
     device: str,
     what: str,
+    missing: str = "plain",
+    train_table_path: str | None = None,
 ) -> RelationEncoder:
     """The encoder of a fine-tuning run, its variant checked as LAMA's.
 
-    Weights stay fp32 (Adam on bf16 weights loses small updates); on a GPU the forward runs under
-    bf16 autocast.
+    With ``train_table_path`` (FewRel 2.0: training and validation resolve against the Wikipedia
+    table, the test against the biomedical one, as the authors' loader) the encoder holds both
+    tables as ``{"train": ..., "test": ...}`` and entity ids name theirs (``train:<id>``,
+    :func:`pelt.inject.inject`); L is one for both. Weights stay fp32 (Adam on bf16 weights loses
+    small updates); on a GPU the forward runs under bf16 autocast.
     """
     variant = resolve_variant(variant, table_path, task_entities_path, what)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision="fp32")
-    table = None
+    table: EntityTable | dict[str, EntityTable] | None = None
     if variant == "pelt":
         table = EntityTable.open(table_path)
         table.check_model(model)
         norm = table.norm if norm is None else float(norm)
+        if train_table_path is not None:
+            train_table = EntityTable.open(train_table_path)
+            train_table.check_model(model)
+            table = {"train": train_table, "test": table}
     else:
         norm = None
     return RelationEncoder(
@@ -461,6 +473,7 @@ def load_encoder(
         markers=markers,
         max_length=max_length,
         autocast=model.device.type == "cuda",
+        missing=missing,
     )
 
 
@@ -499,10 +512,42 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+class AdamWNoBiasCorrection(torch.optim.Optimizer):
+    """AdamW without Adam's bias correction: the old ``transformers.AdamW(correct_bias=False)`` that the
+    paper's FewRel code trains with (BERT's original optimiser). Its first few hundred updates are then
+    up to 6.5 times larger than torch's AdamW takes; the decay is decoupled and applied after the
+    update, as there."""
+
+    def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
+                 weight_decay: float = 0.0):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                state = self.state[param]
+                if not state:
+                    state["exp_avg"] = torch.zeros_like(param)
+                    state["exp_avg_sq"] = torch.zeros_like(param)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.mul_(beta1).add_(param.grad, alpha=1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(param.grad, param.grad, value=1 - beta2)
+                param.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-group["lr"])
+                if group["weight_decay"]:
+                    param.add_(param, alpha=-group["lr"] * group["weight_decay"])
+
+
 def adamw_with_warmup(
-    module: torch.nn.Module, lr: float, weight_decay: float, total_steps: int, warmup: float
+    module: torch.nn.Module, lr: float, weight_decay: float, total_steps: int, warmup: float,
+    *, warmup_steps: int | None = None, bias_correction: bool = True,
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
-    """AdamW with linear warm-up over ``warmup`` of the steps, then linear decay (the paper's schedule).
+    """AdamW with linear warm-up over ``warmup`` of the steps (or ``warmup_steps`` steps, as the paper's
+    FewRel code: 300), then linear decay (the paper's schedule); ``bias_correction`` False is that
+    code's optimiser (:class:`AdamWNoBiasCorrection`).
 
     Biases and LayerNorm weights get no weight decay, as in both code bases of the paper.
     """
@@ -510,10 +555,10 @@ def adamw_with_warmup(
     for name, param in module.named_parameters():
         if param.requires_grad:
             (no_decay if name.endswith("bias") or "norm" in name.lower() else decay).append(param)
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=lr
-    )
-    schedule = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), max(1, total_steps))
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=lr) if bias_correction else AdamWNoBiasCorrection(groups, lr=lr)
+    warm = int(warmup * total_steps) if warmup_steps is None else warmup_steps
+    schedule = get_linear_schedule_with_warmup(optimizer, warm, max(1, total_steps))
     return optimizer, schedule
 
 

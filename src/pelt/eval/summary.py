@@ -105,8 +105,9 @@ def write_lama_summary(
             "",
         ]
     sections += [
-        "All facts: precision at 1 (%), macro-averaged over relations unless marked micro (in each bucket too); "
-        "buckets by the subject's mention frequency in the corpus.\n",
+        "All facts: precision at 1 (%), macro-averaged over relations unless marked micro (in each bucket too). "
+        "Buckets, as the paper's Table 5: T-REx facts by their subject's mentions in the corpus the table was "
+        "built from; `unresolved`: T-REx facts whose subject was linked to no entity.\n",
         *table(
             ["Facts", "Injected", "Macro P@1", "Micro P@1", *(f"P@1 {b} (n)" for b in bucket_names)],
             lambda row: [

@@ -127,6 +127,7 @@ def run_wiki80(
     dropout: float = 0.1,
     eval_batch_size: int = 64,
     markers: tuple[str, str] = DEFAULT_MARKERS,
+    missing: str = "plain",
     device: str = "auto",
 ) -> dict:
     """Fine-tune a marker classifier on ``train``, report accuracy on ``eval_file``; write and return the result.
@@ -156,6 +157,7 @@ def run_wiki80(
         max_length=max_length,
         device=device,
         what="run_wiki80",
+        missing=missing,
     )
     torch.manual_seed(seed)  # the classifier's initialisation does not depend on how the model was loaded
     classifier = MarkerClassifier(encoder, len(labels), dropout)
@@ -220,6 +222,7 @@ def run_wiki80(
             "dropout": dropout,
             "max_length": max_length,
             "markers": list(encoder.markers),
+            "missing": missing,
             "optimizer": "AdamW",
             "max_grad_norm": 1.0,
         },
