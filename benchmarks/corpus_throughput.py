@@ -43,8 +43,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pelt.corpus import build_wikipedia_corpus, expand_paths
-from pelt.linking import (
+from pelt.corpus.documents import expand_paths
+from pelt.corpus.dump import iter_dump_pages
+from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.linking.link import (
     document_anchors,
     heuristic_links,
     link_wikipedia,
@@ -53,10 +56,9 @@ from pelt.linking import (
     segment_document,
     valid_anchors,
 )
-from pelt.names import BloomFilter, candidate_names, name_filter, name_key
-from pelt.sentences import Tokens, nlp, sentence_spans, tokenize
+from pelt.linking.names import BloomFilter, candidate_names, name_filter, name_key
+from pelt.linking.sentences import Tokens, nlp, sentence_spans, tokenize
 from pelt.spark import get_spark
-from pelt.wikitext import iter_dump_pages, wikitext_to_plain
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"
@@ -314,11 +316,7 @@ def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, An
     for stage in ("read", *PIPELINE, "tokenize"):
         pages = py["pages"] if stage == "read" else py["articles"]
         chars = units.get(stage, py["plain_chars"])
-        share = (
-            f"{cpu[stage] / total:.1%}"
-            if stage in PIPELINE
-            else {"read": "-", "tokenize": "(in segment)"}[stage]
-        )
+        share = f"{cpu[stage] / total:.1%}" if stage in PIPELINE else {"read": "-", "tokenize": "(in segment)"}[stage]
         lines.append(
             f"| {stage} | {cpu[stage]:.2f} | {pages / cpu[stage]:,.0f} | {chars / cpu[stage]:,.0f} | "
             f"{py['plain_chars'] / cpu[stage]:,.0f} | {share} |"
@@ -351,7 +349,8 @@ def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, An
             f"| {master} | {m['corpus_wall_s']:.1f} | {m['link_wall_s']:.1f} | {m['link_runs_s'][0]:.1f} | "
             f"{m['wikitext_chars_per_s_core']:,} | "
             f"{m['plain_chars_per_s_core_link']:,} | {m['pages_per_s_core']} | "
-            f"{m['link_spark_work']['jobs']} / {m['link_spark_work']['stages_run']} / {m['link_spark_work']['tasks_run']} |"
+            f"{m['link_spark_work']['jobs']} / {m['link_spark_work']['stages_run']} / "
+            f"{m['link_spark_work']['tasks_run']} |"
         )
     lines += ["", f"cProfile of `{py['profiled_stage']}` (top functions by own time):", ""]
     lines += ["| function | calls | own s | cumulative s | own share |", "|---|---|---|---|---|"]
@@ -363,9 +362,7 @@ def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, An
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", default=DUMP, help="one dump file or glob, relative to the repo root")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
@@ -402,9 +399,7 @@ def main() -> None:
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(text)
     for master, m in spark.items():  # the pure-Python reproduction must do the pipeline's work
-        spark_linked = sum(
-            v for k, v in m["link_counts"].items() if k.startswith("heuristic_names_iteration_")
-        )
+        spark_linked = sum(v for k, v in m["link_counts"].items() if k.startswith("heuristic_names_iteration_"))
         print(
             f"\ncheck ({master}): name occurrences {py['name_occurrences']} here, "
             f"{m['link_counts']['name_occurrences']} in Spark; names linked {py['names_linked']} here, "
@@ -414,12 +409,11 @@ def main() -> None:
     print(
         f"\nparse+split+link: {derived['pipeline_wikitext_chars_per_s_core']:,} wikitext chars/s/core, "
         f"{derived['pipeline_plain_chars_per_s_core']:,} plain chars/s/core "
-        f"({derived['with_read_wikitext_chars_per_s_core']:,} wikitext chars/s/core with the dump read); target {TARGET:,}: "
+        f"({derived['with_read_wikitext_chars_per_s_core']:,} wikitext chars/s/core with the dump read); "
+        f"target {TARGET:,}: "
         f"{'met' if met else 'NOT met'} (pure Python, CPU time)"
     )
-    print(
-        f"load average before {result['machine']['loadavg_before']}, after {result['machine']['loadavg_after']}"
-    )
+    print(f"load average before {result['machine']['loadavg_before']}, after {result['machine']['loadavg_after']}")
     print(f"written {out} ({result['seconds']} s)")
 
 

@@ -39,11 +39,22 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, RobertaConfig, RobertaForMaskedLM
+from transformers import (
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    RobertaConfig,
+    RobertaForMaskedLM,
+)
 
 from pelt.demo_model import train_bpe_tokenizer
-from pelt.encoding import build_table, mask_mention, mention_token_span, tokenize_with_offsets
-from pelt.models import load_masked_lm, mask_representation, resolve_device
+from pelt.encoding import build_table, mask_mention
+from pelt.models import (
+    load_masked_lm,
+    mask_representation,
+    mention_token_span,
+    resolve_device,
+    tokenize_with_offsets,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fewrel" / "val_wiki.json"
 NAIVE_BATCH = 32

@@ -2,7 +2,7 @@
 
 A seeded share of each article's anchors is hidden (made plain text), the corpus is linked again,
 and the mentions found at the hidden spans are scored against the hidden anchors (definitions in
-:mod:`pelt.linking_eval`). Three linkers are compared on the same documents and alias table:
+:mod:`pelt.linking.evaluation`). Three linkers are compared on the same documents and alias table:
 
 * ``heuristic``: Algorithm 1 of the paper (``link_wikipedia``, up to ``--max-iterations``);
 * ``heuristic, 1 iteration``: the same, S' = the document's own links and their neighbours only;
@@ -29,17 +29,17 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pelt.corpus import build_wikipedia_corpus
-from pelt.linking import link_by_string, link_wikipedia
+from pelt.corpus.s2orc import build_s2orc_corpus
+from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.eval.relation import read_fewrel
-from pelt.linking_eval import (
+from pelt.linking.evaluation import (
     Mention,
     alias_coverage,
     hide_anchors_in_documents,
     most_frequent_entity,
     score_mentions,
 )
-from pelt.s2orc import build_s2orc_corpus
+from pelt.linking.link import link_by_string, link_wikipedia
 from pelt.spark import get_spark
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,9 +95,7 @@ def markdown(results: dict[str, dict[str, float]], columns: tuple[str, ...]) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", default=DUMP, help="dump file(s) or glob, relative to the repo root")
     parser.add_argument("--s2orc", default=S2ORC, help="S2ORC file for the string-linking count")
     parser.add_argument("--fewrel2", default=FEWREL2, help="FewRel 2.0 file whose names are counted")
@@ -166,9 +164,7 @@ def main() -> None:
             )
             predicted[name] = keys(read_mentions(out, "heuristic"))
         seeds: dict[str, set[str]] = defaultdict(set)  # entities linked in each document, and its own
-        for doc_id, _, _, _, entity_id in keys(
-            read_mentions(str(work / f"mentions-{args.max_iterations}"), "anchor")
-        ):
+        for doc_id, _, _, _, entity_id in keys(read_mentions(str(work / f"mentions-{args.max_iterations}"), "anchor")):
             seeds[doc_id].add(entity_id)
         for row in pq.read_table(p["kept"], columns=["doc_id", "title"]).to_pylist():
             seeds[row["doc_id"]].add(row["title"])

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pelt.inject import Mention, inject
+from pelt.injection import Mention, inject
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 

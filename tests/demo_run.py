@@ -94,7 +94,10 @@ def start_snakemake(workdir: Path, out: Path, *args: str) -> subprocess.Popen:
     with out.open("w") as fh:
         return subprocess.Popen(
             [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
-            stdout=fh, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            start_new_session=True,
         )
 
 

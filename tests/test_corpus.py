@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import pelt.corpus as corpus
-from pelt.corpus import DOCUMENTS_SCHEMA, PAGES_SCHEMA, build_wikipedia_corpus, expand_paths, parse_page_props
-from pelt.wikitext import DumpPage, iter_dump_pages, normalize_title, wikitext_to_plain
+import pelt.corpus.wikipedia as corpus
+from pelt.corpus.documents import DOCUMENTS_SCHEMA, PAGES_SCHEMA, expand_paths
+from pelt.corpus.dump import DumpPage, iter_dump_pages
+from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
+from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
 
 SAMPLE = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 # Titles of the sample's pages that carry a disambiguation template (checked by hand in the dump).
@@ -201,9 +203,7 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     error: its domain may have others), the multistream dump's ranges as one file; page_props
     fills qid."""
     blobs = _sample_page_blobs(sample_path, 24)
-    header = bz2.compress(
-        b'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">\n<siteinfo></siteinfo>\n'
-    )
+    header = bz2.compress(b'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">\n<siteinfo></siteinfo>\n')
     streams, index, offset = [header], [], len(header)
     for i in range(0, len(blobs), 4):
         streams.append(bz2.compress(b"".join(blobs[i : i + 4])))
@@ -259,9 +259,7 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     for page in articles:
         text, links = wikitext_to_plain(page.text)
         assert docs[str(page.page_id)].text == text
-        assert [tuple(link) for link in docs[str(page.page_id)].links] == [
-            (l.start, l.end, l.target) for l in links
-        ]
+        assert [tuple(link) for link in docs[str(page.page_id)].links] == [(k.start, k.end, k.target) for k in links]
     assert docs["900001"].text == "Alpha 1"
 
     pages = spark.read.parquet(str(tmp_path / "pages")).toPandas().set_index("page_id")

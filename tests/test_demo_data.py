@@ -145,14 +145,20 @@ def test_lama_subjects_have_pages_and_facts_are_stated(pages: dict[str, dict], l
 
 
 def test_google_re_files_restate_the_birth_and_death_facts(lama_facts: list[dict]) -> None:
-    from pelt.eval.lama import benchmark_of, load_facts
+    from pelt.eval.lama import benchmark_of
+    from pelt.tasks import load_facts
 
     paths = sorted((DEMO / "lama" / "Google_RE").glob("*_test.jsonl"))
     facts, counts = load_facts(paths)
-    assert counts.malformed == counts.duplicates == 0 and {f.relation for f in facts} == {"place_of_birth", "place_of_death"}
+    assert counts.malformed == counts.duplicates == 0 and {f.relation for f in facts} == {
+        "place_of_birth",
+        "place_of_death",
+    }
     assert all(f.subject_qid is None and benchmark_of(f.relation) == "G-RE" for f in facts)  # linked by name
     trex = {"P19": "place_of_birth", "P20": "place_of_death"}
-    expected = {(trex[f["predicate_id"]], f["sub_label"], f["obj_label"]) for f in lama_facts if f["predicate_id"] in trex}
+    expected = {
+        (trex[f["predicate_id"]], f["sub_label"], f["obj_label"]) for f in lama_facts if f["predicate_id"] in trex
+    }
     assert {(f.relation, f.subject, f.object) for f in facts} == expected
     assert len({f.uuid for f in facts}) == len(facts) and not {f.uuid for f in facts} & {f["uuid"] for f in lama_facts}
 

@@ -49,4 +49,3 @@ def test_demo_model_needs_text(tmp_path):
     (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no document text"):
         train_demo_model(str(tmp_path / "empty.txt"), str(tmp_path / "m"), steps=1, **SMALL)
-

@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from tiny_models import FAMILIES
 from transformers import AutoModelForMaskedLM
 
-from pelt.encoding import build_table, encode_samples, mask_mention, mention_token_span, shard_of
-from pelt.models import load_masked_lm, mask_representation
+from pelt.encoding import build_table, encode_samples, mask_mention, shard_of
+from pelt.models import load_masked_lm, mask_representation, mention_token_span
 from pelt.table import EntityTable, merge_tables
 
 MAX_SEQ_LEN = 16
@@ -237,16 +237,23 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
     """A task gains an entity and another entity's sample changes: only those two are encoded again,
     the others' sums come from the cache, and the table equals a full encoding of the new samples."""
     model, cache = str(tiny_model_dirs["roberta"]), str(tmp_path / "cache")
-    first = encode_samples(str(_samples(tmp_path / "s1")), model, str(tmp_path / "t1.parquet"),
-                           max_seq_len=MAX_SEQ_LEN, cache_dir=cache, shard=(0, 1))
+    first = encode_samples(
+        str(_samples(tmp_path / "s1")),
+        model,
+        str(tmp_path / "t1.parquet"),
+        max_seq_len=MAX_SEQ_LEN,
+        cache_dir=cache,
+        shard=(0, 1),
+    )
     entities = {row[0] for row in ROWS if row[0]}
     assert (first["entities_reused"], first["entities_encoded"]) == (0, len(entities))
     changed = "Marie_Curie"  # two sentences, of which it keeps one
     new_rows = [row for row in ROWS if row[0] != changed] + [row for row in ROWS if row[0] == changed][:1]
     new_rows += [("Q_new", "Ulm is small.", 0, 3, "d9")]
     samples = str(_samples(tmp_path / "s2", new_rows))
-    second = encode_samples(samples, model, str(tmp_path / "t2.parquet"), max_seq_len=MAX_SEQ_LEN,
-                            cache_dir=cache, shard=(0, 1))
+    second = encode_samples(
+        samples, model, str(tmp_path / "t2.parquet"), max_seq_len=MAX_SEQ_LEN, cache_dir=cache, shard=(0, 1)
+    )
     assert (second["entities_reused"], second["entities_encoded"]) == (len(entities) - 1, 2)
     assert second["sentences"] == 2  # the changed entity's one sentence and the new entity's
     encode_samples(samples, model, str(tmp_path / "full.parquet"), max_seq_len=MAX_SEQ_LEN, shard=(0, 1))
@@ -255,21 +262,32 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
     assert list(cached.ids()) == ids and len(ids) == len(entities) + 1
     np.testing.assert_allclose(cached.vector_sums(ids), full.vector_sums(ids), rtol=1e-5, atol=1e-6)
     assert cached.counts(ids)[0].tolist() == full.counts(ids)[0].tolist()
-    other = encode_samples(samples, model, str(tmp_path / "t3.parquet"), max_seq_len=MAX_SEQ_LEN + 8,
-                           cache_dir=cache, shard=(0, 1))
+    other = encode_samples(
+        samples, model, str(tmp_path / "t3.parquet"), max_seq_len=MAX_SEQ_LEN + 8, cache_dir=cache, shard=(0, 1)
+    )
     assert other["entities_reused"] == 0  # other encoding settings: the cache is not used
     # The same folder retrained (the demo model, after its corpus changed): the weights decide.
     local, cache2 = tmp_path / "model", str(tmp_path / "cache2")
     shutil.copytree(model, local)
-    runs = [encode_samples(samples, str(local), str(tmp_path / f"w{i}.parquet"), max_seq_len=MAX_SEQ_LEN,
-                           cache_dir=cache2, shard=(0, 1)) for i in range(2)]
+    runs = [
+        encode_samples(
+            samples,
+            str(local),
+            str(tmp_path / f"w{i}.parquet"),
+            max_seq_len=MAX_SEQ_LEN,
+            cache_dir=cache2,
+            shard=(0, 1),
+        )
+        for i in range(2)
+    ]
     assert runs[1]["entities_reused"] == len(entities) + 1 and runs[1].get("sentences", 0) == 0
     weights = AutoModelForMaskedLM.from_pretrained(local)
     with torch.no_grad():
         weights.get_input_embeddings().weight[5] += 1.0
     weights.save_pretrained(local)
-    retrained = encode_samples(samples, str(local), str(tmp_path / "w2.parquet"), max_seq_len=MAX_SEQ_LEN,
-                               cache_dir=cache2, shard=(0, 1))
+    retrained = encode_samples(
+        samples, str(local), str(tmp_path / "w2.parquet"), max_seq_len=MAX_SEQ_LEN, cache_dir=cache2, shard=(0, 1)
+    )
     assert retrained["entities_reused"] == 0
 
 

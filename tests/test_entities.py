@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from pelt.entities import name_task_entities, names_by_entity, resolve_task_entities, resolved_entity_ids
+from pelt.linking.entities import resolve_task_entities
+from pelt.task_entities import name_task_entities, names_by_entity, resolved_entity_ids
 
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
 PAGES = [
@@ -39,9 +40,7 @@ def test_resolution_rules_in_order(spark, tmp_path):
         str(tmp_path / "aliases")
     )
     out = tmp_path / "samples" / "task_entities.parquet"
-    counts = resolve_task_entities(
-        spark, WANTED, str(tmp_path / "aliases"), str(tmp_path / "pages"), str(out)
-    )
+    counts = resolve_task_entities(spark, WANTED, str(tmp_path / "aliases"), str(tmp_path / "pages"), str(out))
     assert out.is_file()
     table = pq.read_table(out)
     assert [(f.name, str(f.type)) for f in table.schema] == [

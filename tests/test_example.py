@@ -61,7 +61,7 @@ def _top(logits: torch.Tensor, tokenizer) -> list[tuple[str, float]]:
 
 
 def _expected(model, tokenizer, table: EntityTable) -> tuple[list, list]:
-    """Top words at the mask computed without pelt.inject: plain text, and text with E in a ``( w )`` slot."""
+    """Top words at the mask computed without pelt.injection: plain text, and text with E in a ``( w )`` slot."""
     mask = tokenizer.mask_token
     slot = tokenizer(" cat", add_special_tokens=False)["input_ids"]  # " cat" is one token in every tiny vocabulary
     assert len(slot) == 1

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from relation_data import NAMES, records, write_wiki80
 
 from pelt.eval.fewrel import (
     _episode_logits,
@@ -32,7 +33,6 @@ from pelt.eval.relation import (
 )
 from pelt.models import load_masked_lm
 from pelt.table import write_table
-from relation_data import NAMES, records, write_wiki80
 
 
 @pytest.fixture(scope="module")
@@ -238,8 +238,18 @@ def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path
     absent = [str(tmp_path / "absent.jsonl")]  # steps 0 must not read the training or validation files
     args = dict(SMALL, steps=0)
     result = run_fewrel(
-        model_dir, absent, absent, [data["test"]], str(tmp_path / "r.json"),
-        seed=3, variant="baseline", table_path=None, task_entities_path=None, norm=None, exclude=absent, **args,
+        model_dir,
+        absent,
+        absent,
+        [data["test"]],
+        str(tmp_path / "r.json"),
+        seed=3,
+        variant="baseline",
+        table_path=None,
+        task_entities_path=None,
+        norm=None,
+        exclude=absent,
+        **args,
     )
     assert result["validation"] == {"history": [], "best_step": 0, "best_accuracy": None, "episodes": 0}
     assert result["data"]["validation_source"] == "none"
@@ -313,12 +323,24 @@ def test_fewrel2_trains_and_validates_with_the_training_domains_table(tiny_model
     bio = _table(tmp_path / "bio.parquet", model_dir, known[:1], 32)
     entities = _task_entities(tmp_path / "e.parquet")
     runs = {}
-    for name, extra in (("test_table_only", {}), ("both", {"train_table_path": wiki,
-                                                          "train_task_entities_path": entities})):
+    for name, extra in (
+        ("test_table_only", {}),
+        ("both", {"train_table_path": wiki, "train_task_entities_path": entities}),
+    ):
         runs[name] = run_fewrel(
-            str(model_dir), [data["train"]], [data["test"]], [data["test"]], str(tmp_path / f"{name}.json"),
-            seed=42, variant="pelt", table_path=bio, task_entities_path=entities, norm=None, dataset="fewrel2",
-            **extra, **SMALL,
+            str(model_dir),
+            [data["train"]],
+            [data["test"]],
+            [data["test"]],
+            str(tmp_path / f"{name}.json"),
+            seed=42,
+            variant="pelt",
+            table_path=bio,
+            task_entities_path=entities,
+            norm=None,
+            dataset="fewrel2",
+            **extra,
+            **SMALL,
         )
     alone, both = runs["test_table_only"], runs["both"]
     for split in ("train", "validation"):
@@ -329,9 +351,20 @@ def test_fewrel2_trains_and_validates_with_the_training_domains_table(tiny_model
     assert both["entities"]["test"] == alone["entities"]["test"]  # the test uses the biomedical table either way
     assert both["train_table"] == wiki and alone["train_table"] is None and both["table"] == bio
     with pytest.raises(ValueError, match="go together"):
-        run_fewrel(str(model_dir), [data["train"]], [data["test"]], [data["test"]], str(tmp_path / "x.json"),
-                   seed=42, variant="pelt", table_path=bio, task_entities_path=entities, norm=None,
-                   train_table_path=wiki, **SMALL)
+        run_fewrel(
+            str(model_dir),
+            [data["train"]],
+            [data["test"]],
+            [data["test"]],
+            str(tmp_path / "x.json"),
+            seed=42,
+            variant="pelt",
+            table_path=bio,
+            task_entities_path=entities,
+            norm=None,
+            train_table_path=wiki,
+            **SMALL,
+        )
 
 
 def test_adamw_without_bias_correction_follows_its_definition():
@@ -367,15 +400,42 @@ def test_paper_schedule_validates_from_first_eval_without_clipping(tiny_model_di
     clipped = []
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: clipped.append(1))
     options = dict(SMALL, steps=6, eval_every=2)
-    paper = run_fewrel(str(tiny_model_dirs["roberta"]), [data["train"]], [data["test"]], [data["test"]],
-                       str(tmp_path / "p.json"), seed=42, variant="baseline", table_path=None,
-                       task_entities_path=None, norm=None, warmup_steps=3, bias_correction=False,
-                       max_grad_norm=None, first_eval=4, **options)
+    paper = run_fewrel(
+        str(tiny_model_dirs["roberta"]),
+        [data["train"]],
+        [data["test"]],
+        [data["test"]],
+        str(tmp_path / "p.json"),
+        seed=42,
+        variant="baseline",
+        table_path=None,
+        task_entities_path=None,
+        norm=None,
+        warmup_steps=3,
+        bias_correction=False,
+        max_grad_norm=None,
+        first_eval=4,
+        **options,
+    )
     assert [h["step"] for h in paper["validation"]["history"]] == [4, 6] and not clipped
     hyper = paper["hyperparameters"]
     assert (hyper["warmup_steps"], hyper["optimizer"], hyper["max_grad_norm"], hyper["first_eval"]) == (
-        3, "AdamW without bias correction", None, 4)
-    ours = run_fewrel(str(tiny_model_dirs["roberta"]), [data["train"]], [data["test"]], [data["test"]],
-                      str(tmp_path / "o.json"), seed=42, variant="baseline", table_path=None,
-                      task_entities_path=None, norm=None, **options)
+        3,
+        "AdamW without bias correction",
+        None,
+        4,
+    )
+    ours = run_fewrel(
+        str(tiny_model_dirs["roberta"]),
+        [data["train"]],
+        [data["test"]],
+        [data["test"]],
+        str(tmp_path / "o.json"),
+        seed=42,
+        variant="baseline",
+        table_path=None,
+        task_entities_path=None,
+        norm=None,
+        **options,
+    )
     assert [h["step"] for h in ours["validation"]["history"]] == [2, 4, 6] and len(clipped) == 6

@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny_models import FAMILIES
 
-from pelt.inject import inject
+from pelt.injection import inject
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable, write_table
 
@@ -156,8 +156,13 @@ def test_mentions_without_a_vector_plain_mask_or_hidden(tiny_model_dirs, tmp_pat
     plain = inject(model, tokenizer, [text], mentions, table)
     vector_only = inject(model, tokenizer, [text], [mentions[0][:1]], table)
     assert torch.equal(plain.input_ids, vector_only.input_ids) and plain.n_missing == 1
-    bracket = len(tokenizer(" (", add_special_tokens=False)["input_ids"] + tokenizer(" )", add_special_tokens=False)
-                  ["input_ids"]) + 1
+    bracket = (
+        len(
+            tokenizer(" (", add_special_tokens=False)["input_ids"]
+            + tokenizer(" )", add_special_tokens=False)["input_ids"]
+        )
+        + 1
+    )
     mask_embedding = model.get_input_embeddings().weight[tokenizer.mask_token_id].detach()
     for missing in ("mask", "hidden"):
         batch = inject(model, tokenizer, [text], mentions, table, missing=missing)

@@ -20,17 +20,15 @@ from pelt.eval.lama import (
     choose_norm,
     fill_template,
     frequency_bucket,
-    build_uhn,
-    load_facts,
-    relation_of,
-    resolve_entities,
     run_lama,
     sweep_norm,
 )
-from pelt.inject import inject
+from pelt.eval.uhn import build_uhn
+from pelt.injection import inject
 from pelt.models import forward_mlm
-from pelt.tasks import lama_subject
 from pelt.table import EntityTable, write_table
+from pelt.task_entities import resolve_entities
+from pelt.tasks import lama_subject, load_facts, relation_of
 
 TEMPLATES = {"P19": "[X] was born in [Y] .", "P36": "The capital of [X] is [Y] .", "P20": "[X] died in [Y] ."}
 # Subjects and objects from the tiny models' corpus; some objects are several tokens for some tokenizers.
@@ -49,8 +47,24 @@ FACTS = [
     ("P20", "Albert Einstein", "Q937", "Bern"),
     ("P20", "Niels Bohr", "Q7085", "Europe"),
 ]
-VOCAB = ["Paris", "Warsaw", "Ulm", "Copenhagen", "Berlin", "Bern", "London", "Europe", "city", "capital",
-         "country", "river", "cat", "dog", "the", "xyzzyq"]
+VOCAB = [
+    "Paris",
+    "Warsaw",
+    "Ulm",
+    "Copenhagen",
+    "Berlin",
+    "Bern",
+    "London",
+    "Europe",
+    "city",
+    "capital",
+    "country",
+    "river",
+    "cat",
+    "dog",
+    "the",
+    "xyzzyq",
+]
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +136,15 @@ def _check_against_reference(result: dict, predictions: Path, reference: dict) -
 @pytest.mark.parametrize("family", ["roberta", "bert", "bart"])
 def test_baseline_matches_per_fact_reference(family, tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
     out, preds = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = run_lama(str(tiny_model_dirs[family]), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                      str(out), str(preds), batch_size=4)
+    result = run_lama(
+        str(tiny_model_dirs[family]),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(out),
+        str(preds),
+        batch_size=4,
+    )
     reference = _reference(tiny_model_dirs[family])
     _check_against_reference(result, preds, reference)
     assert json.loads(out.read_text()) == result
@@ -151,8 +172,16 @@ def test_fill_template_spans():
 
 @pytest.mark.parametrize(
     "frequency,bucket",
-    [(0, "[0,10)"), (9, "[0,10)"), (10, "[10,50)"), (49, "[10,50)"), (50, "[50,100)"), (99, "[50,100)"),
-     (100, "[100,+)"), (10**7, "[100,+)")],
+    [
+        (0, "[0,10)"),
+        (9, "[0,10)"),
+        (10, "[10,50)"),
+        (49, "[10,50)"),
+        (50, "[50,100)"),
+        (99, "[50,100)"),
+        (100, "[100,+)"),
+        (10**7, "[100,+)"),
+    ],
 )
 def test_frequency_buckets(frequency, bucket):
     assert frequency_bucket(frequency) == bucket
@@ -165,10 +194,21 @@ def test_frequency_bucket_rejects_negative():
 
 def _write_table(path: Path, model_dir: Path, entities: dict[str, int], hidden: int) -> None:
     rng = np.random.default_rng(0)
-    write_table(path, list(entities), rng.normal(size=(len(entities), hidden)), [3] * len(entities),
-                list(entities.values()),
-                {"model": str(model_dir), "revision": "local", "hidden_size": hidden,
-                 "representation": "test", "max_seq_len": 64, "norm": 7.0})
+    write_table(
+        path,
+        list(entities),
+        rng.normal(size=(len(entities), hidden)),
+        [3] * len(entities),
+        list(entities.values()),
+        {
+            "model": str(model_dir),
+            "revision": "local",
+            "hidden_size": hidden,
+            "representation": "test",
+            "max_seq_len": 64,
+            "norm": 7.0,
+        },
+    )
 
 
 def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
@@ -179,18 +219,31 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
     # Resolution rows: by QID for T-REx facts, by name for the one Marie Curie fact without a QID;
     # Germany resolves to an entity missing from the table, Denmark does not resolve at all.
     rows = [
-        ("Marie Curie", "Q7186", "Marie_Curie", "qid"), ("Marie Curie", None, "Marie_Curie", "title"),
-        ("Albert Einstein", "Q937", "Albert_Einstein", "qid"), ("Niels Bohr", "Q7085", "Niels_Bohr", "qid"),
-        ("France", "Q142", "France", "qid"), ("Germany", "Q183", "Germany", "title"),
+        ("Marie Curie", "Q7186", "Marie_Curie", "qid"),
+        ("Marie Curie", None, "Marie_Curie", "title"),
+        ("Albert Einstein", "Q937", "Albert_Einstein", "qid"),
+        ("Niels Bohr", "Q7085", "Niels_Bohr", "qid"),
+        ("France", "Q142", "France", "qid"),
+        ("Germany", "Q183", "Germany", "title"),
         ("Denmark", "Q35", None, "missing"),
     ]
     entities = tmp_path / "task_entities.parquet"
-    pq.write_table(pa.table({k: [r[i] for r in rows] for i, k in enumerate(["name", "qid", "entity_id", "how"])}),
-                   entities)
+    pq.write_table(
+        pa.table({k: [r[i] for r in rows] for i, k in enumerate(["name", "qid", "entity_id", "how"])}), entities
+    )
     entity_of = {(n, q): e for n, q, e, _ in rows}
     out, preds = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = run_lama(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"], str(out),
-                      str(preds), table_path=str(table_path), task_entities_path=str(entities), batch_size=3)
+    result = run_lama(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(out),
+        str(preds),
+        table_path=str(table_path),
+        task_entities_path=str(entities),
+        batch_size=3,
+    )
     reference = _reference(model_dir, EntityTable.open(table_path), lambda s, q: entity_of.get((s, q)))
     _check_against_reference(result, preds, reference)
     records = {r["uuid"]: r for r in map(json.loads, preds.open())}
@@ -201,6 +254,7 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
     assert counts["injected"] == len([u for u in records if records[u]["injected"]]) > 0
     assert counts["subject_not_in_table"] == sum(r["entity_id"] == "Germany" for r in records.values())
     assert counts["subject_unresolved"] == sum(r["entity_id"] is None for r in records.values()) > 0
+
     def bucket_of(r: dict) -> str:  # unresolved subjects apart, not as frequency 0
         return "unresolved" if r["entity_id"] is None else frequency_bucket(frequencies.get(r["entity_id"], 0))
 
@@ -225,21 +279,40 @@ def test_baseline_with_table_only_buckets(tiny_model_dirs, lama_files, tmp_path)
     table_path = tmp_path / "table.parquet"
     _write_table(table_path, model_dir, {"Niels_Bohr": 150}, hidden=32)
     entities = tmp_path / "task_entities.parquet"
-    pq.write_table(pa.table({"name": ["Niels Bohr"], "qid": ["Q7085"], "entity_id": ["Niels_Bohr"], "how": ["qid"]}),
-                   entities)
-    plain = run_lama(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                     str(tmp_path / "a.json"), str(tmp_path / "a.jsonl"))
-    bucketed = run_lama(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                        str(tmp_path / "b.json"), str(tmp_path / "b.jsonl"), table_path=str(table_path),
-                        task_entities_path=str(entities), variant="baseline")
+    pq.write_table(
+        pa.table({"name": ["Niels Bohr"], "qid": ["Q7085"], "entity_id": ["Niels_Bohr"], "how": ["qid"]}), entities
+    )
+    plain = run_lama(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(tmp_path / "a.json"),
+        str(tmp_path / "a.jsonl"),
+    )
+    bucketed = run_lama(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(tmp_path / "b.json"),
+        str(tmp_path / "b.jsonl"),
+        table_path=str(table_path),
+        task_entities_path=str(entities),
+        variant="baseline",
+    )
     assert bucketed["counts"]["injected"] == 0 and bucketed["norm"] is None
     assert bucketed["per_relation"] == plain["per_relation"]
     assert bucketed["buckets"]["[100,+)"]["facts"] == 2  # Niels Bohr's two facts (P19, P20)
 
 
 def _write_facts(path: Path, facts: list[tuple[str, str, str, str]]) -> str:
-    path.write_text("".join(json.dumps({"uuid": u, "predicate_id": rel, "sub_label": sub, "obj_label": obj}) + "\n"
-                            for u, rel, sub, obj in facts))
+    path.write_text(
+        "".join(
+            json.dumps({"uuid": u, "predicate_id": rel, "sub_label": sub, "obj_label": obj}) + "\n"
+            for u, rel, sub, obj in facts
+        )
+    )
     return str(path)
 
 
@@ -255,12 +328,15 @@ def test_build_uhn_applies_the_string_and_person_name_filters(tiny_model_dirs, t
         bias[ulm] = -100.0
     model.save_pretrained(tmp_path / "filter_model")
     tokenizer.save_pretrained(tmp_path / "filter_model")
-    facts = _write_facts(tmp_path / "facts.jsonl", [
-        ("a", "P19", "Marie Curie", "Paris"),  # a person relation, and the name "predicts" Paris
-        ("b", "P36", "France", "Paris"),  # the same object, but not a person relation: kept
-        ("c", "P19", "Albert Einstein", "Ulm"),  # a person relation whose object the name does not predict
-        ("d", "P740", "Brennholm Philharmonic", "brennholm"),  # the object is in the name
-    ])
+    facts = _write_facts(
+        tmp_path / "facts.jsonl",
+        [
+            ("a", "P19", "Marie Curie", "Paris"),  # a person relation, and the name "predicts" Paris
+            ("b", "P36", "France", "Paris"),  # the same object, but not a person relation: kept
+            ("c", "P19", "Albert Einstein", "Ulm"),  # a person relation whose object the name does not predict
+            ("d", "P740", "Brennholm Philharmonic", "brennholm"),  # the object is in the name
+        ],
+    )
     uhn = build_uhn([facts], str(tmp_path / "uhn.json"), person_model=str(tmp_path / "filter_model"))
     assert uhn["dropped"] == {"a": "person_name", "d": "object_in_subject"}
     assert uhn["counts"] == {"facts": 4, "kept": 2, "dropped_object_in_subject": 1, "dropped_person_name": 1}
@@ -273,8 +349,15 @@ def test_run_lama_scores_the_uhn_subset_from_the_same_predictions(tiny_model_dir
     dropped = {"u0": "person_name", "u5": "object_in_subject", "u10": "person_name"}
     (tmp_path / "uhn.json").write_text(json.dumps({"dropped": dropped}))
     preds = tmp_path / "p.jsonl"
-    result = run_lama(str(tiny_model_dirs["roberta"]), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                      str(tmp_path / "r.json"), str(preds), uhn_path=str(tmp_path / "uhn.json"))
+    result = run_lama(
+        str(tiny_model_dirs["roberta"]),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(tmp_path / "r.json"),
+        str(preds),
+        uhn_path=str(tmp_path / "uhn.json"),
+    )
     reference = _reference(tiny_model_dirs["roberta"])
     kept = {rel: [c for u, c in facts if u not in dropped] for rel, facts in reference.items()}
     kept = {rel: c for rel, c in kept.items() if c}
@@ -299,8 +382,12 @@ def test_load_facts_reads_google_re_and_pararel(shared_data: Path, tmp_path: Pat
     assert facts[0].subject == "Khatchig Mouradian" and facts[0].object == "Lebanon"
     assert relation_of({"pred": "/people/person/date_of_birth"}, "x.jsonl") == "date_of_birth"
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"sub_label": "A", "predicate_id": "P1"}) + "\n"
-                   + json.dumps({"sub_label": "B", "obj_label": "C", "predicate_id": "P1"}) + "\n")
+    bad.write_text(
+        json.dumps({"sub_label": "A", "predicate_id": "P1"})
+        + "\n"
+        + json.dumps({"sub_label": "B", "obj_label": "C", "predicate_id": "P1"})
+        + "\n"
+    )
     facts, counts = load_facts([bad])
     assert counts.malformed == 1 and [f.subject for f in facts] == ["B"]
 
@@ -310,15 +397,26 @@ def test_load_facts_percent_decodes_and_scores_a_pair_once(shared_data: Path, tm
     # pair stated by two records is one fact (the first record's uuid), but the same pair under
     # another relation is another fact.
     path = tmp_path / "place_of_birth_test.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"pred": "/people/person/place_of_birth", "sub_label": "Stanis%C5%82aw Lem", "obj_label": "Lw%C3%B3w"},
-        {"pred": "/people/person/place_of_birth", "sub_label": "Stanisław Lem", "obj_label": "Lwów", "uuid": "x"},
-        {"pred": "/people/person/place_of_death", "sub_label": "Stanisław Lem", "obj_label": "Lwów"},
-        {"pred": "/people/person/place_of_birth", "sub_label": "100% Pure", "obj_label": "Oslo"},
-    ]))
+    path.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in [
+                {"pred": "/people/person/place_of_birth", "sub_label": "Stanis%C5%82aw Lem", "obj_label": "Lw%C3%B3w"},
+                {
+                    "pred": "/people/person/place_of_birth",
+                    "sub_label": "Stanisław Lem",
+                    "obj_label": "Lwów",
+                    "uuid": "x",
+                },
+                {"pred": "/people/person/place_of_death", "sub_label": "Stanisław Lem", "obj_label": "Lwów"},
+                {"pred": "/people/person/place_of_birth", "sub_label": "100% Pure", "obj_label": "Oslo"},
+            ]
+        )
+    )
     facts, counts = load_facts([path])
     assert [(f.relation, f.subject, f.object) for f in facts] == [
-        ("place_of_birth", "Stanisław Lem", "Lwów"), ("place_of_death", "Stanisław Lem", "Lwów"),
+        ("place_of_birth", "Stanisław Lem", "Lwów"),
+        ("place_of_death", "Stanisław Lem", "Lwów"),
         ("place_of_birth", "100% Pure", "Oslo"),  # not an escape: left as it is
     ]
     assert facts[0].uuid == "place_of_birth_test.jsonl:1" and counts.duplicates == 1
@@ -334,18 +432,31 @@ def test_buckets_hold_trex_facts_only(tiny_model_dirs, tmp_path):  # noqa: F811
     table_path = tmp_path / "table.parquet"
     _write_table(table_path, model_dir, {"Niels_Bohr": 150}, hidden=32)
     entities = tmp_path / "task_entities.parquet"
-    pq.write_table(pa.table({"name": ["Niels Bohr"], "qid": [None], "entity_id": ["Niels_Bohr"], "how": ["title"]}),
-                   entities)
+    pq.write_table(
+        pa.table({"name": ["Niels Bohr"], "qid": [None], "entity_id": ["Niels_Bohr"], "how": ["title"]}), entities
+    )
     trex = _write_facts(tmp_path / "P20.jsonl", [("t", "P20", "Niels Bohr", "Copenhagen")])
     google = tmp_path / "place_of_birth_test.jsonl"
-    google.write_text(json.dumps({"pred": "/people/person/place_of_birth", "sub_label": "Niels Bohr",
-                                  "obj_label": "Copenhagen", "uuid": "g"}) + "\n")
+    google.write_text(
+        json.dumps(
+            {"pred": "/people/person/place_of_birth", "sub_label": "Niels Bohr", "obj_label": "Copenhagen", "uuid": "g"}
+        )
+        + "\n"
+    )
     relations = tmp_path / "relations.jsonl"
     relations.write_text(json.dumps({"relation": "P20", "template": "[X] died in [Y] ."}) + "\n")
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("Copenhagen\nParis\n")
-    result = run_lama(str(model_dir), [trex, str(google)], str(relations), str(vocab), str(tmp_path / "r.json"),
-                      str(tmp_path / "r.jsonl"), table_path=str(table_path), task_entities_path=str(entities))
+    result = run_lama(
+        str(model_dir),
+        [trex, str(google)],
+        str(relations),
+        str(vocab),
+        str(tmp_path / "r.json"),
+        str(tmp_path / "r.jsonl"),
+        table_path=str(table_path),
+        task_entities_path=str(entities),
+    )
     assert result["counts"]["facts_evaluated"] == 2 and result["counts"]["injected"] == 2
     assert {b: v["facts"] for b, v in result["buckets"].items() if v["facts"]} == {"[100,+)": 1}
 
@@ -354,8 +465,14 @@ def test_run_lama_rejects_relations_without_template(tiny_model_dirs, lama_files
     relations = tmp_path / "relations.jsonl"
     relations.write_text(json.dumps({"relation": "P19", "template": "[X] was born in [Y] ."}) + "\n")
     with pytest.raises(ValueError, match="no template"):
-        run_lama(str(tiny_model_dirs["bert"]), lama_files["facts"], str(relations), lama_files["vocab"],
-                 str(tmp_path / "r.json"), str(tmp_path / "p.jsonl"))
+        run_lama(
+            str(tiny_model_dirs["bert"]),
+            lama_files["facts"],
+            str(relations),
+            lama_files["vocab"],
+            str(tmp_path / "r.json"),
+            str(tmp_path / "p.jsonl"),
+        )
 
 
 def test_choose_norm_prefers_best_then_smallest():
@@ -373,69 +490,144 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
     table_path = tmp_path / "table.parquet"
     _write_table(table_path, model_dir, {"Marie_Curie": 5, "Albert_Einstein": 20, "France": 60}, hidden=32)
     entities = tmp_path / "task_entities.parquet"
-    pq.write_table(pa.table({"name": ["Marie Curie", "Albert Einstein", "France"], "qid": ["Q7186", "Q937", "Q142"],
-                             "entity_id": ["Marie_Curie", "Albert_Einstein", "France"], "how": ["qid"] * 3}), entities)
+    pq.write_table(
+        pa.table(
+            {
+                "name": ["Marie Curie", "Albert Einstein", "France"],
+                "qid": ["Q7186", "Q937", "Q142"],
+                "entity_id": ["Marie_Curie", "Albert_Einstein", "France"],
+                "how": ["qid"] * 3,
+            }
+        ),
+        entities,
+    )
     loads, injected_norms = [], []
     load, inject_ = lama.load_masked_lm, lama.inject
     monkeypatch.setattr(lama, "load_masked_lm", lambda *a, **k: loads.append(a) or load(*a, **k))
     # the tiny random model's P@1 hardly moves with L, so check that each pass really injects with its L
-    monkeypatch.setattr(lama, "inject", lambda *a, **k: injected_norms.append((a[4] is not None, k["norm"]))
-                        or inject_(*a, **k))
+    monkeypatch.setattr(
+        lama, "inject", lambda *a, **k: injected_norms.append((a[4] is not None, k["norm"])) or inject_(*a, **k)
+    )
     out = tmp_path / "sweep.json"
     norms = [1, 4, 16, 64]
-    sweep = sweep_norm(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"], str(out),
-                       table_path=str(table_path), task_entities_path=str(entities), norms=norms, batch_size=4)
+    sweep = sweep_norm(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(out),
+        table_path=str(table_path),
+        task_entities_path=str(entities),
+        norms=norms,
+        batch_size=4,
+    )
     assert len(loads) == 1 and json.loads(out.read_text()) == sweep
     n_batches = len(injected_norms) // 5
     assert injected_norms == [(False, None)] * n_batches + [(True, float(n)) for n in norms for _ in range(n_batches)]
     monkeypatch.setattr(lama, "inject", inject_)
     assert [r["norm"] for r in sweep["norms"]] == [1.0, 4.0, 16.0, 64.0] and sweep["table_norm"] == 7.0
     for row in sweep["norms"]:
-        single = run_lama(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                          str(tmp_path / "r.json"), str(tmp_path / "p.jsonl"), table_path=str(table_path),
-                          task_entities_path=str(entities), norm=row["norm"], batch_size=4)
+        single = run_lama(
+            str(model_dir),
+            lama_files["facts"],
+            lama_files["relations"],
+            lama_files["vocab"],
+            str(tmp_path / "r.json"),
+            str(tmp_path / "p.jsonl"),
+            table_path=str(table_path),
+            task_entities_path=str(entities),
+            norm=row["norm"],
+            batch_size=4,
+        )
         assert row["macro_p_at_1"] == single["macro_p_at_1"] and row["micro_p_at_1"] == single["micro_p_at_1"]
         assert row["injected"] == single["counts"]["injected"] > 0
-    plain = run_lama(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"],
-                     str(tmp_path / "b.json"), str(tmp_path / "b.jsonl"), batch_size=4)
+    plain = run_lama(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(tmp_path / "b.json"),
+        str(tmp_path / "b.jsonl"),
+        batch_size=4,
+    )
     assert sweep["baseline"]["macro_p_at_1"] == plain["macro_p_at_1"]
     assert sweep["chosen_norm"] == choose_norm({r["norm"]: r["macro_p_at_1"] for r in sweep["norms"]})
     assert sweep["counts"]["subject_unresolved"] > 0
     with pytest.raises(ValueError, match="norms must be positive"):
-        sweep_norm(str(model_dir), lama_files["facts"], lama_files["relations"], lama_files["vocab"], str(out),
-                   table_path=str(table_path), task_entities_path=str(entities), norms=[0, 1])
+        sweep_norm(
+            str(model_dir),
+            lama_files["facts"],
+            lama_files["relations"],
+            lama_files["vocab"],
+            str(out),
+            table_path=str(table_path),
+            task_entities_path=str(entities),
+            norms=[0, 1],
+        )
 
 
 def test_resolve_entities_never_falls_back_from_qid_to_name(tmp_path):
     path = tmp_path / "e.parquet"
-    pq.write_table(pa.table({"name": ["Paris", "Paris"], "qid": ["Q90", None], "entity_id": ["Paris", "Paris_(Texas)"],
-                             "how": ["qid", "title"]}), path)
+    pq.write_table(
+        pa.table(
+            {
+                "name": ["Paris", "Paris"],
+                "qid": ["Q90", None],
+                "entity_id": ["Paris", "Paris_(Texas)"],
+                "how": ["qid", "title"],
+            }
+        ),
+        path,
+    )
     assert resolve_entities([("Paris", "Q90"), ("Paris", None), ("Paris", "Q830149"), ("Lyon", None)], path) == [
-        "Paris", "Paris", None, None]
+        "Paris",
+        "Paris",
+        None,
+        None,
+    ]
 
 
 def test_uncased_models_are_probed_lowercased_as_lama(tiny_model_dirs, lama_files, tmp_path):  # noqa: F811
     # the tiny BERT folds case; LAMA's --lowercase then lower-cases objects and the vocabulary, and a
     # relation's facts that differ only by case become one
     bert, roberta = str(tiny_model_dirs["bert"]), str(tiny_model_dirs["roberta"])
-    facts = _write_facts(tmp_path / "P19.jsonl", [
-        ("a", "P19", "Marie Curie", "Warsaw"), ("b", "P19", "Marie Curie", "warsaw"),
-        ("c", "P19", "Niels Bohr", "Paris"),
-    ])
+    facts = _write_facts(
+        tmp_path / "P19.jsonl",
+        [
+            ("a", "P19", "Marie Curie", "Warsaw"),
+            ("b", "P19", "Marie Curie", "warsaw"),
+            ("c", "P19", "Niels Bohr", "Paris"),
+        ],
+    )
     relations = tmp_path / "relations.jsonl"
     relations.write_text(json.dumps({"relation": "P19", "template": TEMPLATES["P19"]}) + "\n")
     out = {}
     for name, model in (("bert", bert), ("roberta", roberta)):
-        out[name] = run_lama(model, [facts], str(relations), lama_files["vocab"], str(tmp_path / f"{name}.json"),
-                             str(tmp_path / f"{name}.jsonl"))
+        out[name] = run_lama(
+            model,
+            [facts],
+            str(relations),
+            lama_files["vocab"],
+            str(tmp_path / f"{name}.json"),
+            str(tmp_path / f"{name}.jsonl"),
+        )
     records = [json.loads(line) for line in (tmp_path / "bert.jsonl").open()]
-    assert out["bert"]["lowercased"] and [(r["uuid"], r["object"]) for r in records] == [("a", "warsaw"),
-                                                                                          ("c", "paris")]
+    assert out["bert"]["lowercased"] and [(r["uuid"], r["object"]) for r in records] == [
+        ("a", "warsaw"),
+        ("c", "paris"),
+    ]
     assert out["bert"]["counts"]["duplicates"] == 1 and all(r["prediction"].islower() for r in records)
     assert not out["roberta"]["lowercased"] and out["roberta"]["counts"]["duplicates"] == 0
     # a given lower-cased vocabulary is used instead of the derived one: without "paris" that fact is dropped
     lowered = tmp_path / "lower.txt"
     lowered.write_text("warsaw\nberlin\n")
-    given = run_lama(bert, [facts], str(relations), lama_files["vocab"], str(tmp_path / "g.json"),
-                     str(tmp_path / "g.jsonl"), common_vocab_lowercased=str(lowered))
+    given = run_lama(
+        bert,
+        [facts],
+        str(relations),
+        lama_files["vocab"],
+        str(tmp_path / "g.json"),
+        str(tmp_path / "g.jsonl"),
+        common_vocab_lowercased=str(lowered),
+    )
     assert given["counts"]["dropped_not_candidate"] == 1 and given["counts"]["facts_evaluated"] == 1

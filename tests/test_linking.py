@@ -13,25 +13,23 @@ import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.util import filter_spans
 
-from pelt.linking import (
+from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.linking.link import (
     MENTION_COLUMNS,
     _restricted_adjacency,
-    ner_pipeline,
     heuristic_links,
     link_by_string,
     link_wikipedia,
     longest_names,
+    ner_pipeline,
     normalize_alias,
     segment_document,
     valid_anchors,
 )
-from pelt.corpus import build_wikipedia_corpus
-from pelt.names import BloomFilter, name_filter, name_key
-from pelt.sentences import nlp, paragraphs, split_sentences
+from pelt.linking.names import BloomFilter, name_filter, name_key
+from pelt.linking.sentences import nlp, paragraphs, split_sentences
 
-DOCUMENTS_DDL = (
-    "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
-)
+DOCUMENTS_DDL = "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
 
 _LINK = re.compile(r"\[\[([^|\]]+)(?:\|([^\]]+))?\]\]")
@@ -114,9 +112,7 @@ def documents_rows() -> list[tuple]:
 @pytest.fixture(scope="module")
 def linked(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("linking")
-    spark.createDataFrame(documents_rows(), DOCUMENTS_DDL).repartition(3).write.parquet(
-        str(root / "documents")
-    )
+    spark.createDataFrame(documents_rows(), DOCUMENTS_DDL).repartition(3).write.parquet(str(root / "documents"))
     spark.createDataFrame(PAGES, PAGES_DDL).write.parquet(str(root / "pages"))
     counts = link_wikipedia(
         spark, str(root / "documents"), str(root / "pages"), str(root / "aliases"), str(root / "mentions")
@@ -167,8 +163,7 @@ def test_mentions_have_contract_schema_and_spans_inside_their_sentence(linked):
     for row in mentions.collect():
         assert 0 <= row["start"] < row["end"] <= len(row["sentence"])
     sentences = {
-        (r["sent_idx"], r["sentence"])
-        for r in mentions.filter(mentions.doc_id == "d-Gustave Eiffel").collect()
+        (r["sent_idx"], r["sentence"]) for r in mentions.filter(mentions.doc_id == "d-Gustave Eiffel").collect()
     }
     assert (5, "Eiffel loved Paris.") in sentences  # sentence index counts across paragraphs
 
@@ -260,7 +255,9 @@ def test_segment_document_rebases_anchor_spans():
     assert row["candidates"] == []  # no name filter: no names looked for
 
 
-def find_names(sentences: list[str], aliases: list[str], anchors=(), fold_case=False, ner=None) -> list[tuple[int, str, str]]:
+def find_names(
+    sentences: list[str], aliases: list[str], anchors=(), fold_case=False, ner=None
+) -> list[tuple[int, str, str]]:
     """The Spark path of name finding run in plain Python on one document made of ``sentences`` (one
     a line) with ``anchors`` (sentence index, start, end): the candidates of ``segment_document``,
     the exact check, the longest per sentence. Returns (sentence index, text found, name key)."""
@@ -440,8 +437,9 @@ def test_link_by_string(spark, tmp_path):
     ruler = spacy.blank("en")
     ruler.add_pipe("entity_ruler").add_patterns([{"label": "GENE", "pattern": "IL-6"}])
     ruler.to_disk(tmp_path / "ner")
-    link_by_string(spark, str(tmp_path / "documents"), names, str(tmp_path / "ner_mentions"),
-                   ner_model=str(tmp_path / "ner"))
+    link_by_string(
+        spark, str(tmp_path / "documents"), names, str(tmp_path / "ner_mentions"), ner_model=str(tmp_path / "ner")
+    )
     recognised = {r["entity_id"] for r in spark.read.parquet(str(tmp_path / "ner_mentions")).collect()}
     assert recognised == {"Q1"}  # only "IL-6" is an entity the pipeline recognises
 

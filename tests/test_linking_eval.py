@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from pelt.linking_eval import (
+from pelt.linking.evaluation import (
     alias_coverage,
     hide_anchors,
     hide_anchors_in_documents,
@@ -36,19 +36,15 @@ def test_hide_anchors_hides_the_share_by_seeded_hash_rank():
 def test_hide_anchors_in_documents_splits_links_and_keeps_text(spark, tmp_path):
     ddl = "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
     links = [{"start": i, "end": i + 1, "target": f"T{i}"} for i in range(4)]
-    spark.createDataFrame([("d1", "D1", "abcd", links), ("d2", "D2", "xy", None)], ddl).coalesce(
-        1
-    ).write.parquet(str(tmp_path / "docs"))
+    spark.createDataFrame([("d1", "D1", "abcd", links), ("d2", "D2", "xy", None)], ddl).coalesce(1).write.parquet(
+        str(tmp_path / "docs")
+    )
     counts = hide_anchors_in_documents(
         spark, str(tmp_path / "docs"), 0.5, 3, str(tmp_path / "kept"), str(tmp_path / "hidden")
     )
     assert counts == {"documents": 2, "anchors_kept": 2, "anchors_hidden": 2}
-    kept = {
-        r["doc_id"]: r.asDict(recursive=True) for r in spark.read.parquet(str(tmp_path / "kept")).collect()
-    }
-    hidden = {
-        r["doc_id"]: r.asDict(recursive=True) for r in spark.read.parquet(str(tmp_path / "hidden")).collect()
-    }
+    kept = {r["doc_id"]: r.asDict(recursive=True) for r in spark.read.parquet(str(tmp_path / "kept")).collect()}
+    hidden = {r["doc_id"]: r.asDict(recursive=True) for r in spark.read.parquet(str(tmp_path / "hidden")).collect()}
     assert kept["d1"]["text"] == hidden["d1"]["text"] == "abcd"
     expected_kept, expected_hidden = hide_anchors("d1", links, 0.5, 3)
     assert kept["d1"]["links"] == expected_kept and hidden["d1"]["links"] == expected_hidden
@@ -91,9 +87,7 @@ def test_score_mentions_counts_each_kind_of_outcome():
         ("e", 2, 3, 8, "D"),  # another document
     ]
     scores = score_mentions(predicted, gold)
-    assert {
-        k: scores[k] for k in ("gold", "predicted", "judged", "tp", "wrong_entity", "wrong_span", "unjudged")
-    } == {
+    assert {k: scores[k] for k in ("gold", "predicted", "judged", "tp", "wrong_entity", "wrong_span", "unjudged")} == {
         "gold": 4,
         "predicted": 5,
         "judged": 3,

@@ -24,12 +24,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from conftest import REPO
-from pelt.corpus import build_wikipedia_corpus
-from pelt.linking import link_by_string, link_wikipedia
-from pelt.s2orc import build_s2orc_corpus
-from pelt.wikitext import iter_dump_pages
 from demo_run import (
     CORPUS_FILE,
     DEMO,
@@ -47,6 +42,11 @@ from demo_run import (
     write_config,
 )
 
+from pelt.corpus.dump import iter_dump_pages
+from pelt.corpus.s2orc import build_s2orc_corpus
+from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.linking.link import link_by_string, link_wikipedia
+
 DUMP = DEMO / "wikipedia" / "demo-pages-articles.xml.bz2"
 PAGE_PROPS = DEMO / "wikipedia" / "demo-page_props.sql.gz"
 TABLE = "results/tables/wikipedia/demo/table.parquet"
@@ -54,7 +54,6 @@ SHARD = "results/tables/wikipedia/demo/shards/{}-of-2.parquet"
 ENCODING = {"encode_shard": 2, "entity_table": 1}
 SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions"}
 GPU_RULES = {"encode_shard", "lama", "lama_norm_sweep"}
-
 
 
 def copy_of(workdir: Path, dest: Path) -> Path:
@@ -171,10 +170,24 @@ def test_slurm_submissions_and_local_rules(finished, tmp_path):
 
     def submit(*targets: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(work),
-             "--workflow-profile", str(REPO / "profiles" / "slurm"),
-             "--slurm-init-seconds-before-status-checks", "1", "--force", *targets],
-            capture_output=True, text=True, cwd=work, env=env, timeout=300,
+            [
+                *SNAKEMAKE,
+                "--snakefile",
+                str(REPO / "Snakefile"),
+                "--directory",
+                str(work),
+                "--workflow-profile",
+                str(REPO / "profiles" / "slurm"),
+                "--slurm-init-seconds-before-status-checks",
+                "1",
+                "--force",
+                *targets,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            timeout=300,
         )
 
     local = submit("results/eval/summary/lama.csv", "results/eval/summary/norm_sweep.csv")
@@ -199,8 +212,8 @@ def test_slurm_submissions_and_local_rules(finished, tmp_path):
 
 CLUSTER_JOB = """
 import json, sys
-from pelt.corpus import build_wikipedia_corpus
-from pelt.linking import link_wikipedia
+from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.linking.link import link_wikipedia
 from pelt.spark import get_spark
 
 master, dump, page_props, out, linking = sys.argv[1:]
@@ -238,7 +251,10 @@ def spark_cluster(tmp_path):
             daemons.append(
                 subprocess.Popen(
                     [*java, f"org.apache.spark.deploy.{name}", *args],
-                    stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
                 )
             )
         return log
@@ -248,8 +264,18 @@ def spark_cluster(tmp_path):
             "master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(_free_port())
         )
         start(
-            "worker.Worker", master, "--host", "127.0.0.1", "--cores", "2", "--memory", "1g",
-            "--webui-port", str(_free_port()), "--work-dir", str(work),
+            "worker.Worker",
+            master,
+            "--host",
+            "127.0.0.1",
+            "--cores",
+            "2",
+            "--memory",
+            "1g",
+            "--webui-port",
+            str(_free_port()),
+            "--work-dir",
+            str(work),
         )
         wait_for(lambda: "Registering worker" in master_log.read_text(), 120, "the worker to register", daemons)
         yield master, work
@@ -266,7 +292,9 @@ def test_corpus_and_linking_on_a_spark_cluster_equal_a_local_run(finished, spark
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-c", CLUSTER_JOB, master, str(DUMP), str(PAGE_PROPS), str(out), json.dumps(LINKING)],
-        capture_output=True, text=True, timeout=480,
+        capture_output=True,
+        text=True,
+        timeout=480,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
@@ -274,7 +302,12 @@ def test_corpus_and_linking_on_a_spark_cluster_equal_a_local_run(finished, spark
     executor_logs = list(worker_dir.glob("app-*/*/stderr"))
     assert executor_logs and sum(log.read_text().count("Running task") for log in executor_logs) > 10
     linking = "results/linking/wikipedia"
-    for folder, part in [(CORPUS_FILE, "documents"), (CORPUS_FILE, "pages"), (linking, "aliases"), (linking, "mentions")]:
+    for folder, part in [
+        (CORPUS_FILE, "documents"),
+        (CORPUS_FILE, "pages"),
+        (linking, "aliases"),
+        (linking, "mentions"),
+    ]:
         local = finished / folder / part
         assert pq.read_schema(next(local.glob("*.parquet"))) == pq.read_schema(next((out / part).glob("*.parquet")))
         assert sorted_rows(out / part) == sorted_rows(local), part
@@ -327,8 +360,11 @@ def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
     change = {"corpora": {"wikipedia": {"path": [str(DUMP), str(second)]}}}
     jobs, output = rerun_before_evaluation(work, change, tmp_path)
     assert jobs == {
-        "corpus_wikipedia": 1, "link_wikipedia": 1, "task_entities": 1,
-        "sample_mentions": 1, **ENCODING,
+        "corpus_wikipedia": 1,
+        "link_wikipedia": 1,
+        "task_entities": 1,
+        "sample_mentions": 1,
+        **ENCODING,
     }
     new_file = "results/corpus/wikipedia/files/second-pages-articles.xml.bz2"
     blocks = re.split(r"\n(?=(?:local)?rule \w+:\n)", output)
@@ -495,7 +531,9 @@ def test_empty_corpora_are_errors_that_name_the_files(spark, tmp_path, caplog):
         assert (counts["articles"], counts["files_without_documents"]) == (0, 1), counts
         corpus[dump] = out
     assert counts["redirects"] == 1
-    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "no document in" in r.getMessage()]
+    warnings = [
+        r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "no document in" in r.getMessage()
+    ]
     assert [str(empty)] == re.findall(r"\['([^']+)'\]", warnings[0]) and "redirects=1" in warnings[1], warnings
     documents = [str(out / "documents") for out in corpus.values()]
     pages = [str(out / "pages") for out in corpus.values()]
@@ -539,7 +577,10 @@ def test_unknown_model_fails_with_its_name(finished, tmp_path):
     target = "results/tables/wikipedia/no-such-org--no-such-model/shards/0-of-2.parquet"
     run = subprocess.run(
         [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(work), "--cores", "1", target],
-        capture_output=True, text=True, cwd=work, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
     )
     assert run.returncode != 0
     assert "cannot load masked LM 'no-such-org/no-such-model'" in run.stdout + run.stderr
@@ -557,8 +598,12 @@ def test_no_code_unpickles_or_runs_downloaded_code():
     """Tables are Parquet/Arrow, models safetensors through from_pretrained: nothing in pelt reads
     pickles (arbitrary code on load), calls torch.load without weights_only=True or trusts remote code."""
     sources = [
-        *(REPO / "src").rglob("*.py"), *(REPO / "workflow").rglob("*.py"), *(REPO / "workflow").rglob("*.smk"),
-        REPO / "Snakefile", *(REPO / "examples").rglob("*.py"), *(REPO / "benchmarks").rglob("*.py"),
+        *(REPO / "src").rglob("*.py"),
+        *(REPO / "workflow").rglob("*.py"),
+        *(REPO / "workflow").rglob("*.smk"),
+        REPO / "Snakefile",
+        *(REPO / "examples").rglob("*.py"),
+        *(REPO / "benchmarks").rglob("*.py"),
     ]
     assert len(sources) > 20
     found = []

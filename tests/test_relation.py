@@ -14,7 +14,6 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from pelt.eval.lama import resolve_norm
 from pelt.eval.relation import (
     Entity,
     Instance,
@@ -30,6 +29,7 @@ from pelt.eval.relation import (
     resolve_instances,
     to_fewrel,
 )
+from pelt.eval.variants import resolve_norm
 from pelt.models import load_masked_lm
 from pelt.table import EntityTable, write_table
 

@@ -13,10 +13,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pelt.entities import TASK_ENTITIES_SCHEMA
-from pelt.eval.report import bar_chart_svg, plot_lama_buckets, write_coverage, write_input_quality
+from pelt.eval.report import (
+    bar_chart_svg,
+    plot_lama_buckets,
+    write_coverage,
+    write_input_quality,
+)
 from pelt.logs import write_counts
 from pelt.table import write_table
+from pelt.task_entities import TASK_ENTITIES_SCHEMA
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -24,8 +29,11 @@ SVG = "{http://www.w3.org/2000/svg}"
 def _bars(svg: str) -> list[tuple[str, float]]:
     """(tooltip, height) of each data bar; legend swatches have no tooltip."""
     root = ET.fromstring(svg)
-    return [(rect.findtext(f"{SVG}title"), float(rect.get("height")))
-            for rect in root.iter(f"{SVG}rect") if rect.find(f"{SVG}title") is not None]
+    return [
+        (rect.findtext(f"{SVG}title"), float(rect.get("height")))
+        for rect in root.iter(f"{SVG}rect")
+        if rect.find(f"{SVG}title") is not None
+    ]
 
 
 def test_bar_chart_draws_each_value_to_scale():
@@ -48,7 +56,9 @@ def test_lama_bucket_plot_has_a_bar_per_variant_and_bucket(tmp_path: Path):
 
     plot_lama_buckets([result("baseline", [0.25, None]), result("pelt", [0.5, 0.75])], tmp_path / "b.svg")
     assert [name for name, _ in _bars((tmp_path / "b.svg").read_text())] == [
-        "demo baseline: 25", "demo pelt: 50", "demo pelt: 75"
+        "demo baseline: 25",
+        "demo pelt: 50",
+        "demo pelt: 75",
     ]
     (tmp_path / "plain.json").write_text(json.dumps({"model": "m", "variant": "baseline", "buckets": None}))
     with pytest.raises(ValueError, match="no LAMA result has frequency buckets"):
@@ -56,16 +66,43 @@ def test_lama_bucket_plot_has_a_bar_per_variant_and_bucket(tmp_path: Path):
 
 
 def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
-    rows = [("Ann", "Q1", "Q1", "qid"), ("Bob", None, "Bob", "title"), ("Bobby", None, "Bob", "alias"),
-            ("Cy", "Q3", "Q3", "qid"), ("Dee", None, None, None)]
-    pq.write_table(pa.Table.from_pylist([dict(zip(TASK_ENTITIES_SCHEMA.names, r)) for r in rows],
-                                        schema=TASK_ENTITIES_SCHEMA), tmp_path / "te.parquet")
-    meta = {"model": "m", "revision": "local", "hidden_size": 4, "representation": "test", "max_seq_len": 8, "norm": 7.0}
+    rows = [
+        ("Ann", "Q1", "Q1", "qid"),
+        ("Bob", None, "Bob", "title"),
+        ("Bobby", None, "Bob", "alias"),
+        ("Cy", "Q3", "Q3", "qid"),
+        ("Dee", None, None, None),
+    ]
+    pq.write_table(
+        pa.Table.from_pylist([dict(zip(TASK_ENTITIES_SCHEMA.names, r)) for r in rows], schema=TASK_ENTITIES_SCHEMA),
+        tmp_path / "te.parquet",
+    )
+    meta = {
+        "model": "m",
+        "revision": "local",
+        "hidden_size": 4,
+        "representation": "test",
+        "max_seq_len": 8,
+        "norm": 7.0,
+    }
     write_table(tmp_path / "t.parquet", ["Bob", "Q1"], np.ones((2, 4)), [1, 2], [1, 2], meta)  # Q3 has no sentence
-    out = write_coverage({"wiki": tmp_path / "te.parquet"}, {("wiki", "demo"): tmp_path / "t.parquet"},
-                         tmp_path / "c.csv", tmp_path / "c.svg")
-    expected = {"domain": "wiki", "model": "demo", "wanted": 5, "found_by_alias": 1, "found_by_qid": 2,
-                "found_by_title": 1, "not_found": 1, "entities_found": 3, "entities_in_table": 2}
+    out = write_coverage(
+        {"wiki": tmp_path / "te.parquet"},
+        {("wiki", "demo"): tmp_path / "t.parquet"},
+        tmp_path / "c.csv",
+        tmp_path / "c.svg",
+    )
+    expected = {
+        "domain": "wiki",
+        "model": "demo",
+        "wanted": 5,
+        "found_by_alias": 1,
+        "found_by_qid": 2,
+        "found_by_title": 1,
+        "not_found": 1,
+        "entities_found": 3,
+        "entities_in_table": 2,
+    }
     assert out == [expected]
     assert list(csv.DictReader((tmp_path / "c.csv").open())) == [{k: str(v) for k, v in expected.items()}]
     assert len(_bars((tmp_path / "c.svg").read_text())) == 5  # alias, qid, title, not found, in table
@@ -75,10 +112,19 @@ def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_p
     """Each stage's counts file becomes rows in file order, zero counts included; skip counts are
     marked whether or not they are zero, and only the non-zero ones are highlighted in the HTML."""
     corpus, linking = tmp_path / "corpus.json", tmp_path / "linking.json"
-    write_counts(corpus, {"articles": 3, "skipped_dump_error": 1, "skipped_other_namespace": 2,
-                          "files_without_documents": 0}, stage="corpus_wikipedia", domain="wiki", source="d/a.xml.bz2")
-    write_counts(linking, {"anchors_disambiguation": 0, "mentions_anchor": 5, "how_missing": 2},
-                 stage="link_wikipedia", domain="wiki")
+    write_counts(
+        corpus,
+        {"articles": 3, "skipped_dump_error": 1, "skipped_other_namespace": 2, "files_without_documents": 0},
+        stage="corpus_wikipedia",
+        domain="wiki",
+        source="d/a.xml.bz2",
+    )
+    write_counts(
+        linking,
+        {"anchors_disambiguation": 0, "mentions_anchor": 5, "how_missing": 2},
+        stage="link_wikipedia",
+        domain="wiki",
+    )
     assert not list(tmp_path.glob("*.partial"))
     rows = write_input_quality([corpus, linking], tmp_path / "q.csv", tmp_path / "q.html")
     expected = [

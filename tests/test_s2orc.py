@@ -1,4 +1,4 @@
-"""pelt.s2orc: S2ORC metadata / full-text records -> documents, on the real samples."""
+"""pelt.corpus.s2orc: S2ORC metadata / full-text records -> documents, on the real samples."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
-from pelt.corpus import DOCUMENTS_SCHEMA
-from pelt.s2orc import build_s2orc_corpus, iter_s2orc_records, paper_text
+from pelt.corpus.documents import DOCUMENTS_SCHEMA
+from pelt.corpus.s2orc import build_s2orc_corpus, iter_s2orc_records, paper_text
 
 
 def records(path: Path) -> list[dict]:
@@ -35,9 +35,7 @@ def test_2019_full_text_layout(shared_data: Path) -> None:
 
 
 def test_doc2json_layouts(shared_data: Path) -> None:
-    papers = {
-        p.stem: records(p)[0] for p in (shared_data / "s2orc_sample" / "doc2json_tests").glob("*/*.json")
-    }
+    papers = {p.stem: records(p)[0] for p in (shared_data / "s2orc_sample" / "doc2json_tests").glob("*/*.json")}
     assert len(papers) == 8
     paper = papers["18980380"]  # 2020 layout: top-level abstract/body_text lists, no title
     title, text = paper_text(paper)
@@ -85,9 +83,7 @@ def test_build_s2orc_corpus(spark, shared_data: Path, tmp_path: Path) -> None:
         b'{"paper_id": 7, "title": "T", "abstract": "na\xefve"}\n{broken\n{"title": "x", "abstract": "y"}\n'
     )
     truncated = tmp_path / "truncated.jsonl.gz"
-    lines = b"".join(
-        json.dumps({"paper_id": f"t{i}", "abstract": f"Text {i}."}).encode() + b"\n" for i in range(2)
-    )
+    lines = b"".join(json.dumps({"paper_id": f"t{i}", "abstract": f"Text {i}."}).encode() + b"\n" for i in range(2))
     truncated.write_bytes(gzip.compress(lines)[:-8])  # the gzip trailer is missing
     root = shared_data / "s2orc_sample"
     paths = [

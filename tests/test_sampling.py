@@ -9,9 +9,7 @@ import pytest
 
 from pelt.sampling import KEY_SEPARATOR, SentencePool, sample_mentions
 
-MENTIONS_DDL = (
-    "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
-)
+MENTIONS_DDL = "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
 CAP = 3
 # "hot" has ~5 mentions per salt bucket, so the first stage really truncates.
 SIZES = {"hot": 300, "mid": 5, "rare": 1, "üñí code": 4}
@@ -56,8 +54,7 @@ def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None):
     )
     samples = [tuple(row) for row in spark.read.parquet(str(tmp_path / f"{name}-samples")).collect()]
     frequencies = {
-        row["entity_id"]: row["frequency"]
-        for row in spark.read.parquet(str(tmp_path / f"{name}-freq")).collect()
+        row["entity_id"]: row["frequency"] for row in spark.read.parquet(str(tmp_path / f"{name}-freq")).collect()
     }
     return counts, samples, frequencies
 
@@ -122,8 +119,16 @@ def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, 
     assert 0 < len(inside) < len(rows)  # the lengths straddle both bounds
     mentions = tmp_path / "mentions"
     spark.createDataFrame(rows, MENTIONS_DDL).repartition(3).write.parquet(str(mentions))
-    counts = sample_mentions(spark, str(mentions), str(tmp_path / "s"), str(tmp_path / "f"), wanted=None,
-                             max_per_entity=100, seed=1, pool=pool)
+    counts = sample_mentions(
+        spark,
+        str(mentions),
+        str(tmp_path / "s"),
+        str(tmp_path / "f"),
+        wanted=None,
+        max_per_entity=100,
+        seed=1,
+        pool=pool,
+    )
     frequencies = {r["entity_id"]: r["frequency"] for r in spark.read.parquet(str(tmp_path / "f")).collect()}
     assert frequencies == dict(Counter(r[5] for r in inside))
     sampled = {(r["doc_id"], r["entity_id"]) for r in spark.read.parquet(str(tmp_path / "s")).collect()}

@@ -9,8 +9,14 @@ from pathlib import Path
 import spacy
 from spacy.language import Language
 
-from pelt.s2orc import iter_s2orc_records, paper_text
-from pelt.sentences import paragraphs, split_sentences, string_id, tokenize, trim_span
+from pelt.corpus.s2orc import iter_s2orc_records, paper_text
+from pelt.linking.sentences import (
+    paragraphs,
+    split_sentences,
+    string_id,
+    tokenize,
+    trim_span,
+)
 
 
 def texts(text: str) -> list[str]:
@@ -80,7 +86,7 @@ def test_sentences_equal_spacys_sentencizer_on_the_real_samples(wikipedia_sample
     texts = [text for _, text, _ in wikipedia_sample_articles]
     for path in sorted((shared_data / "s2orc_sample").rglob("*.json*")):
         texts += [paper_text(record)[1] for record, _, _ in iter_s2orc_records(str(path)) if record]
-    texts += ["...Wait. !? (Yes.) \"Quoted.\" Next\n  . leading dot\n\n)) x. y", "a.\u2028b. c"]
+    texts += ['...Wait. !? (Yes.) "Quoted." Next\n  . leading dot\n\n)) x. y', "a.\u2028b. c"]
     assert len(texts) > 500 and sum(map(len, texts)) > 3_000_000
     for text in texts:
         assert split_sentences(text) == spacy_sentences(text)

@@ -21,20 +21,39 @@ from pelt.eval.summary import (
 )
 
 
-def _result(path: Path, model: str, variant: str, macro: float, micro: float, buckets: dict | None,
-            benchmarks: dict | None = None) -> str:
-    path.write_text(json.dumps({
-        "task": "lama", "model": model, "variant": variant, "norm": 7.0 if variant == "pelt" else None,
-        "macro_p_at_1": macro, "micro_p_at_1": micro, "per_relation": {}, "buckets": buckets,
-        "benchmarks": benchmarks,
-        "counts": {"facts_evaluated": 80, "injected": 60 if variant == "pelt" else 0},
-    }))
+def _result(
+    path: Path,
+    model: str,
+    variant: str,
+    macro: float,
+    micro: float,
+    buckets: dict | None,
+    benchmarks: dict | None = None,
+) -> str:
+    path.write_text(
+        json.dumps(
+            {
+                "task": "lama",
+                "model": model,
+                "variant": variant,
+                "norm": 7.0 if variant == "pelt" else None,
+                "macro_p_at_1": macro,
+                "micro_p_at_1": micro,
+                "per_relation": {},
+                "buckets": buckets,
+                "benchmarks": benchmarks,
+                "counts": {"facts_evaluated": 80, "injected": 60 if variant == "pelt" else 0},
+            }
+        )
+    )
     return str(path)
 
 
 def test_rows_and_markdown(tmp_path: Path):
-    buckets = {"[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.3, "macro_p_at_1": 0.2},
-               "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None, "macro_p_at_1": None}}
+    buckets = {
+        "[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.3, "macro_p_at_1": 0.2},
+        "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None, "macro_p_at_1": None},
+    }
     files = [
         _result(tmp_path / "b.json", "demo", "pelt", 0.5, 0.45, buckets),
         _result(tmp_path / "a.json", "demo", "baseline", 0.25, 0.2, buckets),
@@ -43,7 +62,11 @@ def test_rows_and_markdown(tmp_path: Path):
     out_csv, out_md = tmp_path / "s.csv", tmp_path / "s.md"
     write_lama_summary(files, out_csv, out_md)
     rows = list(csv.DictReader(out_csv.open()))
-    assert [(r["model"], r["variant"]) for r in rows] == [("bert-base", "baseline"), ("demo", "baseline"), ("demo", "pelt")]
+    assert [(r["model"], r["variant"]) for r in rows] == [
+        ("bert-base", "baseline"),
+        ("demo", "baseline"),
+        ("demo", "pelt"),
+    ]
     assert float(rows[2]["macro_p_at_1"]) == 0.5 and float(rows[2]["micro_p_at_1"]) == 0.45
     assert rows[2]["injected"] == "60" and rows[2]["norm"] == "7.0"
     assert rows[1]["p_at_1 [0,10)"] == "0.2" and rows[1]["facts [0,10)"] == "30"
@@ -88,18 +111,30 @@ def _run_json(path: Path, **fields) -> str:
 
 
 def _fewrel(tmp_path: Path, dataset: str, model: str, variant: str, setting: str, seed: int, accuracy: float) -> str:
-    return _run_json(tmp_path / f"{dataset}-{os.path.basename(model)}-{variant}-{setting}-{seed}.json", task="fewrel",
-                     dataset=dataset, model=model, variant=variant, setting=setting, seed=seed, accuracy=accuracy,
-                     n=1000)
+    return _run_json(
+        tmp_path / f"{dataset}-{os.path.basename(model)}-{variant}-{setting}-{seed}.json",
+        task="fewrel",
+        dataset=dataset,
+        model=model,
+        variant=variant,
+        setting=setting,
+        seed=seed,
+        accuracy=accuracy,
+        n=1000,
+    )
 
 
 def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
-    files = [_fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", seed, acc)
-             for seed, acc in [(42, 0.90), (43, 0.92), (44, 0.94)]]
-    files += [_fewrel(tmp_path, "fewrel1", "roberta-base", "baseline", "5-1", 42, 0.88),
-              _fewrel(tmp_path, "fewrel2", "roberta-base", "pelt", "10-5", 42, 0.80),
-              _fewrel(tmp_path, "fewrel1", "/models/demo", "pelt", "5-1", 42, 0.5),
-              _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "10-1", 42, 0.8)]
+    files = [
+        _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", seed, acc)
+        for seed, acc in [(42, 0.90), (43, 0.92), (44, 0.94)]
+    ]
+    files += [
+        _fewrel(tmp_path, "fewrel1", "roberta-base", "baseline", "5-1", 42, 0.88),
+        _fewrel(tmp_path, "fewrel2", "roberta-base", "pelt", "10-5", 42, 0.80),
+        _fewrel(tmp_path, "fewrel1", "/models/demo", "pelt", "5-1", 42, 0.5),
+        _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "10-1", 42, 0.8),
+    ]
     out_csv, out_md = tmp_path / "f.csv", tmp_path / "f.md"
     write_fewrel_summary(files, out_csv, out_md)
     rows = {(r["benchmark"], r["model"], r["variant"], r["setting"]): r for r in csv.DictReader(out_csv.open())}
@@ -122,21 +157,54 @@ def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
 
 def test_fewrel_summary_rejects_repeated_seeds_and_other_tasks(tmp_path: Path):
     a = _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", 42, 0.9)
-    b = _run_json(tmp_path / "b.json", task="fewrel", dataset="fewrel1", model="roberta-base", variant="pelt",
-                  setting="5-1", seed=42, accuracy=0.8, n=1000)
+    b = _run_json(
+        tmp_path / "b.json",
+        task="fewrel",
+        dataset="fewrel1",
+        model="roberta-base",
+        variant="pelt",
+        setting="5-1",
+        seed=42,
+        accuracy=0.8,
+        n=1000,
+    )
     with pytest.raises(ValueError, match="same seed"):
         write_fewrel_summary([a, b], tmp_path / "s.csv", tmp_path / "s.md")
-    wiki = _run_json(tmp_path / "w.json", task="wiki80", model="m", variant="pelt", setting="1%", seed=1,
-                     accuracy=0.5, n=10, eval_file="dev.jsonl")
+    wiki = _run_json(
+        tmp_path / "w.json",
+        task="wiki80",
+        model="m",
+        variant="pelt",
+        setting="1%",
+        seed=1,
+        accuracy=0.5,
+        n=10,
+        eval_file="dev.jsonl",
+    )
     with pytest.raises(ValueError, match="not a fewrel result"):
         write_fewrel_summary([wiki], tmp_path / "s.csv", tmp_path / "s.md")
 
 
 def test_wiki80_summary(tmp_path: Path):
-    files = [_run_json(tmp_path / f"{v}{s}{seed}.json", task="wiki80", model="FacebookAI/roberta-base", variant=v,
-                       setting=s, seed=seed, accuracy=acc, n=5600, eval_file="/data/wiki80/dev.jsonl")
-             for v, s, seed, acc in [("baseline", "100%", 42, 0.9), ("baseline", "100%", 43, 0.92),
-                                     ("pelt", "1%", 42, 0.6), ("pelt", "10%", 42, 0.85)]]
+    files = [
+        _run_json(
+            tmp_path / f"{v}{s}{seed}.json",
+            task="wiki80",
+            model="FacebookAI/roberta-base",
+            variant=v,
+            setting=s,
+            seed=seed,
+            accuracy=acc,
+            n=5600,
+            eval_file="/data/wiki80/dev.jsonl",
+        )
+        for v, s, seed, acc in [
+            ("baseline", "100%", 42, 0.9),
+            ("baseline", "100%", 43, 0.92),
+            ("pelt", "1%", 42, 0.6),
+            ("pelt", "10%", 42, 0.85),
+        ]
+    ]
     out_csv, out_md = tmp_path / "w.csv", tmp_path / "w.md"
     write_wiki80_summary(files, out_csv, out_md)
     rows = list(csv.DictReader(out_csv.open()))
@@ -151,15 +219,24 @@ def test_wiki80_summary(tmp_path: Path):
 
 
 def _sweep(path: Path, model: str, scores: dict[float, float], chosen: float) -> str:
-    return _run_json(path, task="lama_norm_sweep", model=model, chosen_norm=chosen,
-                     baseline={"macro_p_at_1": 0.2, "micro_p_at_1": 0.25, "facts_evaluated": 80},
-                     norms=[{"norm": n, "macro_p_at_1": p, "micro_p_at_1": p, "facts_evaluated": 80, "injected": 60}
-                            for n, p in scores.items()])
+    return _run_json(
+        path,
+        task="lama_norm_sweep",
+        model=model,
+        chosen_norm=chosen,
+        baseline={"macro_p_at_1": 0.2, "micro_p_at_1": 0.25, "facts_evaluated": 80},
+        norms=[
+            {"norm": n, "macro_p_at_1": p, "micro_p_at_1": p, "facts_evaluated": 80, "injected": 60}
+            for n, p in scores.items()
+        ],
+    )
 
 
 def test_norm_sweep_summary(tmp_path: Path):
-    files = [_sweep(tmp_path / "a.json", "bert-base-uncased", {1.0: 0.3, 2.0: 0.35, 3.0: 0.35}, 2.0),
-             _sweep(tmp_path / "b.json", "demo", {1.0: 0.1, 2.0: 0.05}, 1.0)]
+    files = [
+        _sweep(tmp_path / "a.json", "bert-base-uncased", {1.0: 0.3, 2.0: 0.35, 3.0: 0.35}, 2.0),
+        _sweep(tmp_path / "b.json", "demo", {1.0: 0.1, 2.0: 0.05}, 1.0),
+    ]
     out_csv, out_md = tmp_path / "n.csv", tmp_path / "n.md"
     write_norm_sweep_summary(files, out_csv, out_md)
     rows = list(csv.DictReader(out_csv.open()))
@@ -177,8 +254,12 @@ def test_norm_sweep_summary(tmp_path: Path):
 
 @pytest.mark.parametrize(
     "model,expected",
-    [("roberta-base", "roberta-base"), ("FacebookAI/roberta-base", "roberta-base"), ("/models/bart-base/", "bart-base"),
-     ("roberta-large", None)],
+    [
+        ("roberta-base", "roberta-base"),
+        ("FacebookAI/roberta-base", "roberta-base"),
+        ("/models/bart-base/", "bart-base"),
+        ("roberta-large", None),
+    ],
 )
 def test_paper_model(model, expected):
     assert paper_model(model) == expected

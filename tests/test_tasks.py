@@ -15,10 +15,18 @@ DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
 
 def _demo_tasks() -> dict:
     return {
-        "lama": {"domain": "wikipedia", "relations": str(DEMO / "lama/relations.jsonl"),
-                 "common_vocab": str(DEMO / "lama/common_vocab_cased.txt"), "facts": [str(DEMO / "lama/TREx/*.jsonl")]},
+        "lama": {
+            "domain": "wikipedia",
+            "relations": str(DEMO / "lama/relations.jsonl"),
+            "common_vocab": str(DEMO / "lama/common_vocab_cased.txt"),
+            "facts": [str(DEMO / "lama/TREx/*.jsonl")],
+        },
         "fewrel": {"domain": "wikipedia", "val": str(DEMO / "fewrel/val_wiki.json")},
-        "wiki80": {"domain": "wikipedia", "train": str(DEMO / "wiki80/train.jsonl"), "dev": str(DEMO / "wiki80/dev.jsonl")},
+        "wiki80": {
+            "domain": "wikipedia",
+            "train": str(DEMO / "wiki80/train.jsonl"),
+            "dev": str(DEMO / "wiki80/dev.jsonl"),
+        },
         "fewrel2": {"kind": "fewrel", "domain": "biomed", "val": str(DEMO / "fewrel/val_pubmed.json")},
     }
 
@@ -48,8 +56,12 @@ def test_demo_all_tasks_per_domain():
 
 def test_a_mapping_of_files_is_read_by_its_values():
     """Wiki80's config maps each training setting to its file; the entities are those of the files."""
-    by_setting = {"wiki80": {"domain": "w", "train": {"100%": str(DEMO / "wiki80/train.jsonl"),
-                                                      "dev as a setting": str(DEMO / "wiki80/dev.jsonl")}}}
+    by_setting = {
+        "wiki80": {
+            "domain": "w",
+            "train": {"100%": str(DEMO / "wiki80/train.jsonl"), "dev as a setting": str(DEMO / "wiki80/dev.jsonl")},
+        }
+    }
     as_list = {"wiki80": {"domain": "w", "train": [str(DEMO / "wiki80/train.jsonl"), str(DEMO / "wiki80/dev.jsonl")]}}
     assert task_entities(by_setting, "w") == task_entities(as_list, "w") != []
     with pytest.raises(FileNotFoundError, match="tasks.wiki80.train"):
@@ -62,10 +74,17 @@ def test_real_lama_formats(shared_data: Path):
     assert len(trex) == 21531 and all(qid and qid.startswith("Q") for _, qid in trex)
     google = task_entities({"lama": {"domain": "w", "facts": [str(lama / "Google_RE/*.jsonl")]}}, "w")
     assert len(google) == 5467 and sum(qid is None for _, qid in google) == 3340  # sub_w is often null
-    pararel = task_entities({"lama": {"domain": "w", "facts": str(lama / "TREx_pararel_subset_for_missing/*.jsonl")}}, "w")
+    pararel = task_entities(
+        {"lama": {"domain": "w", "facts": str(lama / "TREx_pararel_subset_for_missing/*.jsonl")}}, "w"
+    )
     assert len(pararel) == 7139 and all(qid is None for _, qid in pararel)
     everything = task_entities(
-        {"lama": {"domain": "w", "facts": [str(lama / d / "*.jsonl") for d in ("TREx", "Google_RE", "TREx_pararel_subset_for_missing")]}},
+        {
+            "lama": {
+                "domain": "w",
+                "facts": [str(lama / d / "*.jsonl") for d in ("TREx", "Google_RE", "TREx_pararel_subset_for_missing")],
+            }
+        },
         "w",
     )
     assert len(everything) == 34102
@@ -85,12 +104,18 @@ def test_real_fewrel_and_wiki80(shared_data: Path):
 
 def test_bad_records_are_skipped_and_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture):
     facts = tmp_path / "P1.jsonl"
-    facts.write_text("\n".join(json.dumps(r) for r in [
-        {"sub_label": "A", "sub_uri": "Q1", "obj_label": "x"},
-        {"sub_uri": "Q2", "obj_label": "y"},
-        {"sub_label": "  ", "obj_label": "z"},
-        {"sub_label": "A", "sub_uri": "Q1", "obj_label": "w"},
-    ]) + "\n\n")
+    facts.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"sub_label": "A", "sub_uri": "Q1", "obj_label": "x"},
+                {"sub_uri": "Q2", "obj_label": "y"},
+                {"sub_label": "  ", "obj_label": "z"},
+                {"sub_label": "A", "sub_uri": "Q1", "obj_label": "w"},
+            ]
+        )
+        + "\n\n"
+    )
     with caplog.at_level(logging.WARNING, logger="pelt.tasks"):
         assert task_entities({"lama": {"domain": "w", "facts": [str(facts)]}}, "w") == [("A", "Q1")]
     assert "skipped 2 records" in caplog.text
@@ -110,10 +135,20 @@ def test_config_errors(tmp_path: Path):
 def test_fewrel_training_files_in_wiki80_layout_serve_the_training_domain():
     # FewRel 2.0 trains on the Wiki80 files (its default training data) with the Wikipedia table:
     # their entities belong to the training domain, the test file's to the test domain
-    tasks = {"fewrel2": {"kind": "fewrel", "domain": "biomed", "train_domain": "wikipedia",
-                         "train": [str(DEMO / "wiki80/train.jsonl")], "test": str(DEMO / "fewrel/val_pubmed.json")}}
+    tasks = {
+        "fewrel2": {
+            "kind": "fewrel",
+            "domain": "biomed",
+            "train_domain": "wikipedia",
+            "train": [str(DEMO / "wiki80/train.jsonl")],
+            "test": str(DEMO / "fewrel/val_pubmed.json"),
+        }
+    }
     wiki = set(task_entities(tasks, "wikipedia"))
     bio = set(task_entities(tasks, "biomed"))
-    expected = {(r[side]["name"], r[side].get("id")) for r in map(json.loads, (DEMO / "wiki80/train.jsonl").open())
-                for side in ("h", "t")}
+    expected = {
+        (r[side]["name"], r[side].get("id"))
+        for r in map(json.loads, (DEMO / "wiki80/train.jsonl").open())
+        for side in ("h", "t")
+    }
     assert wiki == expected and bio and not wiki & bio

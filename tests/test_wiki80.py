@@ -10,12 +10,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from relation_data import records, write_wiki80
 
 from pelt.eval.relation import RelationEncoder, read_wiki80, resolve_instances
-from pelt.eval.wiki80 import MarkerClassifier, accuracy, read_labels, run_wiki80, setting_of
+from pelt.eval.wiki80 import (
+    MarkerClassifier,
+    accuracy,
+    read_labels,
+    run_wiki80,
+    setting_of,
+)
 from pelt.models import load_masked_lm
 from pelt.table import write_table
-from relation_data import records, write_wiki80
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "wiki80"
 NO_TABLE = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None)

@@ -1,4 +1,4 @@
-"""pelt.wikitext: titles, wikitext -> plain text + anchor spans, dump streaming (pure Python, fast)."""
+"""pelt.corpus.wikitext: titles, wikitext -> plain text + anchor spans, dump streaming (pure Python, fast)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from pelt.corpus import _page_rows
-from pelt.wikitext import (
+from pelt.corpus.dump import (
     DumpStats,
-    Link,
-    is_disambiguation,
     iter_dump_pages,
     iter_multistream_pages,
     iter_pages_from_chunks,
     multistream_index_path,
     multistream_ranges,
+)
+from pelt.corpus.wikipedia import _page_rows
+from pelt.corpus.wikitext import (
+    Link,
+    is_disambiguation,
     normalize_title,
     redirect_target,
     wikitext_to_plain,
@@ -54,10 +56,7 @@ def test_normalize_title(raw: str, expected: str) -> None:
 
 
 def test_redirect_target() -> None:
-    assert (
-        redirect_target("#REDIRECT [[computer_accessibility#History]]\n{{R from move}}")
-        == "Computer accessibility"
-    )
+    assert redirect_target("#REDIRECT [[computer_accessibility#History]]\n{{R from move}}") == "Computer accessibility"
     assert redirect_target("  #redirect:[[Foo|bar]]") == "Foo"
     assert redirect_target("Text that mentions #REDIRECT [[Foo]] later") is None
     assert redirect_target("Plain article") is None
@@ -165,10 +164,7 @@ def test_bold_italic_headings_lists_html_and_entities() -> None:
         "* item one\n# item two\n----\n"
         "H<sub>2</sub>O is <span style='x'>wet</span><br/>next &amp; AT&amp;T&nbsp;now __NOTOC__"
     )
-    assert (
-        text
-        == "Bold and it and both and l'amour\nHistory of X\nitem one\nitem two\nH2O is wet\nnext & AT&T now"
-    )
+    assert text == "Bold and it and both and l'amour\nHistory of X\nitem one\nitem two\nH2O is wet\nnext & AT&T now"
     assert links == [("X", "X")]
 
 
@@ -305,9 +301,7 @@ def test_page_without_id_is_counted_not_fatal() -> None:
     assert stats.errors == []
 
 
-def write_multistream(
-    directory: Path, pages: list[str], per_stream: int, name: str = "x-multistream.xml.bz2"
-) -> Path:
+def write_multistream(directory: Path, pages: list[str], per_stream: int, name: str = "x-multistream.xml.bz2") -> Path:
     """A multistream dump as Wikimedia writes it: header stream, streams of pages, trailer; plus its index."""
     path = directory / name
     header = f"<mediawiki {NS}><siteinfo><sitename>W</sitename></siteinfo>\n".encode()

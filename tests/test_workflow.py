@@ -15,8 +15,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
+
 
 def planned_jobs(dry_run: str) -> list[dict]:
     """The jobs of a dry run's output: rule name, inputs and outputs of each."""
@@ -44,6 +44,12 @@ def test_snakefmt_is_clean():
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
+def test_ruff_is_clean(command):
+    run = subprocess.run([sys.executable, "-m", "ruff", *command, "."], capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 @pytest.mark.parametrize(
     ("section", "values", "named"),
     [
@@ -68,9 +74,15 @@ def test_bad_config_names_the_key(tmp_path, section, values, named):
     [
         ({"fewrel": {"domain": "wikipedia", "test": str(DEMO / "fewrel" / "val_wiki.json")}}, "tasks.fewrel.train"),
         (
-            {"wiki80": {"domain": "wikipedia", "train": {"1%": str(DEMO / "wiki80" / "train.jsonl")},
-                        "epochs": {"100%": 1}, "dev": str(DEMO / "wiki80" / "dev.jsonl"),
-                        "label2id": str(DEMO / "wiki80" / "label2id.json")}},
+            {
+                "wiki80": {
+                    "domain": "wikipedia",
+                    "train": {"1%": str(DEMO / "wiki80" / "train.jsonl")},
+                    "epochs": {"100%": 1},
+                    "dev": str(DEMO / "wiki80" / "dev.jsonl"),
+                    "label2id": str(DEMO / "wiki80" / "label2id.json"),
+                }
+            },
             "tasks.wiki80.epochs",
         ),
     ],
@@ -109,8 +121,11 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     runs = {job["output"][0]: job for job in jobs if job["rule"] in ("fewrel", "wiki80")}
     expected = {
         f"results/eval/{task}/demo/{variant}/{setting}/seed{seed}.json"
-        for task, settings, seeds in [("fewrel", ["5-1", "5-5"], [42, 43, 44]), ("fewrel2", ["5-1"], range(42, 47)),
-                                      ("wiki80", ["100%"], [42, 43, 44])]
+        for task, settings, seeds in [
+            ("fewrel", ["5-1", "5-5"], [42, 43, 44]),
+            ("fewrel2", ["5-1"], range(42, 47)),
+            ("wiki80", ["100%"], [42, 43, 44]),
+        ]
         for variant in ("baseline", "pelt")
         for setting in settings
         for seed in seeds
@@ -126,8 +141,9 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         assert (sweep in job["input"]) == (pelt and norm is None), job
         # FewRel 2.0 trains and validates with the Wikipedia table (train_domain), tests with the biomedical one
         trains_apart = pelt and domain == "biomed"
-        assert ("results/tables/wikipedia/demo/table.parquet" in job["input"]) == (pelt and (trains_apart or
-                                                                                          domain == "wikipedia")), job
+        assert ("results/tables/wikipedia/demo/table.parquet" in job["input"]) == (
+            pelt and (trains_apart or domain == "wikipedia")
+        ), job
         assert ("results/samples/wikipedia/task_entities.parquet" in job["input"]) == pelt, job
     # LAMA: the variants that inject (pelt and its two controls) take L from the sweep too; a control
     # reads its control table in place of the table
@@ -244,7 +260,10 @@ def test_demo_end_to_end(finished, tmp_path):
     quality = base64.b64decode(embedded).decode()
     source = config["corpora"]["wikipedia"]["path"]
     assert f"<td>corpus_wikipedia</td><td>{source}</td><td>articles</td><td>{articles}</td>" in quality
-    assert '<tr class="skipped"><td>wikipedia</td><td>sample_mentions</td><td></td><td>wanted_without_mentions</td><td>1</td>' in quality
+    assert (
+        '<tr class="skipped"><td>wikipedia</td><td>sample_mentions</td><td></td><td>wanted_without_mentions</td>'
+        "<td>1</td>" in quality
+    )
 
 
 def _check_finetuning_results(results: Path, config: dict) -> None:
@@ -254,20 +273,27 @@ def _check_finetuning_results(results: Path, config: dict) -> None:
     assert wiki80["epochs"]["100%"] > 1
     dev_size = len((DEMO / "wiki80" / "dev.jsonl").read_text().splitlines())
     runs = {}
-    for task, settings, seeds in [("fewrel", fewrel["settings"], fewrel["seeds"]),
-                                  ("wiki80", list(wiki80["train"]), wiki80["seeds"])]:
+    for task, settings, seeds in [
+        ("fewrel", fewrel["settings"], fewrel["seeds"]),
+        ("wiki80", list(wiki80["train"]), wiki80["seeds"]),
+    ]:
         for variant in ("baseline", "pelt"):
             for setting in settings:
                 for seed in seeds:
                     path = results / "eval" / task / "demo" / variant / setting / f"seed{seed}.json"
                     result = json.loads(path.read_text())
                     assert (result["task"], result["variant"], result["setting"], result["seed"]) == (
-                        "fewrel" if task == "fewrel" else "wiki80", variant, setting, seed)
+                        "fewrel" if task == "fewrel" else "wiki80",
+                        variant,
+                        setting,
+                        seed,
+                    )
                     assert 0.0 <= result["accuracy"] <= 1.0
                     evaluated = result["entities"]["test" if task == "fewrel" else "eval"]
                     # the pelt variant injects the demo table's entities with the L of the LAMA sweep; the baseline none
                     assert (evaluated["injected"] > 0, result["norm"]) == (
-                        (True, chosen_norm) if variant == "pelt" else (False, None))
+                        (True, chosen_norm) if variant == "pelt" else (False, None)
+                    )
                     runs[task, variant, setting, seed] = result
     for (task, variant, setting, seed), result in runs.items():
         if task == "fewrel":
@@ -276,7 +302,9 @@ def _check_finetuning_results(results: Path, config: dict) -> None:
             assert result["dataset"] == "fewrel1" and result["hyperparameters"]["steps"] == fewrel["steps"] > 0
             assert data["validation_source"] == "holdout" and data["test_relations"] == 5
             assert data["train_relations"] >= 5 and len(data["validation_relations"]) >= 5
-            assert result["validation"]["best_step"] in range(fewrel["eval_every"], fewrel["steps"] + 1, fewrel["eval_every"])
+            assert result["validation"]["best_step"] in range(
+                fewrel["eval_every"], fewrel["steps"] + 1, fewrel["eval_every"]
+            )
             assert result["n"] == fewrel["test_episodes"]
             n_way = int(setting.split("-")[0])
             assert result["n_queries"] == n_way * result["hyperparameters"]["n_query"] * result["n"]
@@ -305,5 +333,7 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(tmp_path, "-n", "results/samples/biomed/sentences")
     assert run.returncode == 0, run.stdout + run.stderr
-    jobs = {line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))}
+    jobs = {
+        line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))
+    }
     assert jobs == {"corpus_s2orc", "task_entities_by_name", "link_strings", "sample_mentions"}, run.stdout

@@ -35,10 +35,28 @@ WORLD = World()
 
 # MediaWiki namespaces of English Wikipedia that the demo uses (subset of the real siteinfo).
 NAMESPACES = {
-    -2: "Media", -1: "Special", 0: "", 1: "Talk", 2: "User", 3: "User talk", 4: "Wikipedia",
-    5: "Wikipedia talk", 6: "File", 7: "File talk", 8: "MediaWiki", 9: "MediaWiki talk",
-    10: "Template", 11: "Template talk", 12: "Help", 13: "Help talk", 14: "Category",
-    15: "Category talk", 100: "Portal", 101: "Portal talk", 828: "Module", 829: "Module talk",
+    -2: "Media",
+    -1: "Special",
+    0: "",
+    1: "Talk",
+    2: "User",
+    3: "User talk",
+    4: "Wikipedia",
+    5: "Wikipedia talk",
+    6: "File",
+    7: "File talk",
+    8: "MediaWiki",
+    9: "MediaWiki talk",
+    10: "Template",
+    11: "Template talk",
+    12: "Help",
+    13: "Help talk",
+    14: "Category",
+    15: "Category talk",
+    100: "Portal",
+    101: "Portal talk",
+    828: "Module",
+    829: "Module talk",
 }
 FIRST_PAGE_ID = 10
 FIRST_REVISION_ID = 1_170_000_000
@@ -47,14 +65,57 @@ REDIRECT_RE = re.compile(r"^#REDIRECT\s*\[\[([^\]|#]+)", re.IGNORECASE)
 
 # Copied verbatim from LAMA's relations.jsonl (the real templates; see ../shared/data/lama).
 LAMA_RELATIONS = {
-    "P19": ("[X] was born in [Y] .", "place of birth", "most specific known (e.g. city instead of country, or hospital instead of city) birth location of a person, animal or fictional character", "N-1"),
-    "P20": ("[X] died in [Y] .", "place of death", "most specific known (e.g. city instead of country, or hospital instead of city) death location of a person, animal or fictional character", "N-1"),
-    "P27": ("[X] is [Y] citizen .", "country of citizenship", "the object is a country that recognizes the subject as its citizen", "N-M"),
-    "P36": ("The capital of [X] is [Y] .", "capital", "primary city of a country, province, state or other type of administrative territorial entity", "1-1"),
-    "P37": ("The official language of [X] is [Y] .", "official language", "language designated as official by this item", "N-1"),
-    "P159": ("The headquarter of [X] is in [Y] .", "headquarters location", "specific location where an organization's headquarters is or has been situated. Inverse property of \"occupant\" (P466).", "N-1"),
-    "P106": ("[X] is a [Y] by profession .", "occupation", "occupation of a person; see also \"field of work\" (Property:P101), \"position held\" (Property:P39)", "N-M"),
-    "P740": ("[X] was founded in [Y] .", "location of formation", "location where a group or organization was formed", "N-1"),
+    "P19": (
+        "[X] was born in [Y] .",
+        "place of birth",
+        "most specific known (e.g. city instead of country, or hospital instead of city) birth location of a person, "
+        "animal or fictional character",
+        "N-1",
+    ),
+    "P20": (
+        "[X] died in [Y] .",
+        "place of death",
+        "most specific known (e.g. city instead of country, or hospital instead of city) death location of a person, "
+        "animal or fictional character",
+        "N-1",
+    ),
+    "P27": (
+        "[X] is [Y] citizen .",
+        "country of citizenship",
+        "the object is a country that recognizes the subject as its citizen",
+        "N-M",
+    ),
+    "P36": (
+        "The capital of [X] is [Y] .",
+        "capital",
+        "primary city of a country, province, state or other type of administrative territorial entity",
+        "1-1",
+    ),
+    "P37": (
+        "The official language of [X] is [Y] .",
+        "official language",
+        "language designated as official by this item",
+        "N-1",
+    ),
+    "P159": (
+        "The headquarter of [X] is in [Y] .",
+        "headquarters location",
+        "specific location where an organization's headquarters is or has been situated. "
+        'Inverse property of "occupant" (P466).',
+        "N-1",
+    ),
+    "P106": (
+        "[X] is a [Y] by profession .",
+        "occupation",
+        'occupation of a person; see also "field of work" (Property:P101), "position held" (Property:P39)',
+        "N-M",
+    ),
+    "P740": (
+        "[X] was founded in [Y] .",
+        "location of formation",
+        "location where a group or organization was formed",
+        "N-1",
+    ),
     "P1303": ("[X] plays [Y] .", "instrument", "musical instrument that a person plays", "N-M"),
 }
 
@@ -66,14 +127,47 @@ GOOGLE_RE = {"place_of_birth": "P19", "place_of_death": "P20"}
 FEWREL_TEST = ("P19", "P20", "P27", "P1303", "P159")
 
 # Wiki80's entity types of the knowledge world's kinds.
-WIKI80_TYPES = {"country": "GPE", "city": "GPE", "language": "LANGUAGE", "person": "PERSON", "company": "ORGANIZATION",
-                "band": "ORGANIZATION", "instrument": "MISC", "occupation": "MISC"}
+WIKI80_TYPES = {
+    "country": "GPE",
+    "city": "GPE",
+    "language": "LANGUAGE",
+    "person": "PERSON",
+    "company": "ORGANIZATION",
+    "band": "ORGANIZATION",
+    "instrument": "MISC",
+    "occupation": "MISC",
+}
 
 # Words of the corpus that are not LAMA objects: candidates a model can wrongly prefer.
 DISTRACTORS = [
-    "Berlin", "London", "Paris", "English", "German", "French", "Europe", "river", "harbour",
-    "city", "music", "composer", "novelist", "painter", "engineer", "steel", "bank", "airline",
-    "orchestra", "band", "university", "king", "queen", "sea", "island", "coast", "north", "south",
+    "Berlin",
+    "London",
+    "Paris",
+    "English",
+    "German",
+    "French",
+    "Europe",
+    "river",
+    "harbour",
+    "city",
+    "music",
+    "composer",
+    "novelist",
+    "painter",
+    "engineer",
+    "steel",
+    "bank",
+    "airline",
+    "orchestra",
+    "band",
+    "university",
+    "king",
+    "queen",
+    "sea",
+    "island",
+    "coast",
+    "north",
+    "south",
 ]
 
 
@@ -168,7 +262,8 @@ def page_xml(page: Page, page_id: int, index: int) -> str:
 def dump_xml(pages: list[Page]) -> str:
     """The whole ``pages-articles`` document: export-0.11 header, siteinfo with namespaces, pages."""
     namespaces = "".join(
-        f'      <namespace key="{k}" case="first-letter" />\n' if not name
+        f'      <namespace key="{k}" case="first-letter" />\n'
+        if not name
         else f'      <namespace key="{k}" case="first-letter">{name}</namespace>\n'
         for k, name in NAMESPACES.items()
     )
@@ -261,7 +356,8 @@ def world_entities() -> dict[str, Entity]:
 
 
 def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
-    """The knowledge world's facts: T-REx-format fact files per relation (uuid5 of the triple: stable ids), the P19 / P20 facts
+    """The knowledge world's facts: T-REx-format fact files per relation (uuid5 of the triple: stable
+    ids), the P19 / P20 facts
     again in Google-RE's format (Freebase predicate, no Wikidata ids: subjects resolve by name),
     relations.jsonl, common vocab."""
     by_relation: dict[str, list[str]] = {r: [] for r in LAMA_RELATIONS}
@@ -291,9 +387,7 @@ def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
                 "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pelt-demo/{predicate}/{sub.qid}/{ob.qid}")),
             }
             google_re[predicate].append(json.dumps(record, ensure_ascii=False))
-    files = {
-        f"lama/TREx/{r}.jsonl": "\n".join(lines) + "\n" for r, lines in by_relation.items() if lines
-    }
+    files = {f"lama/TREx/{r}.jsonl": "\n".join(lines) + "\n" for r, lines in by_relation.items() if lines}
     files.update({f"lama/Google_RE/{p}_test.jsonl": "\n".join(lines) + "\n" for p, lines in google_re.items()})
     files["lama/relations.jsonl"] = "".join(
         json.dumps({"relation": r, "template": t, "label": lab, "description": d, "type": ty}) + "\n"
@@ -328,7 +422,7 @@ def read_instances(path: Path, entities: dict[str, Entity], lowercase_tokens: bo
         sides: dict[str, dict] = {}
         pos = 0
         for m in MARK_RE.finditer(line):
-            tokens += TOKEN_RE.findall(line[pos:m.start()])
+            tokens += TOKEN_RE.findall(line[pos : m.start()])
             surface, key = m.group(2), m.group(3) or m.group(2)
             entity = entities.get(key) or by_name.get(key.lower())
             if entity is None:
@@ -355,10 +449,12 @@ def fewrel_json(instances: list[dict], key: str) -> str:
     """FewRel layout: relation -> [{tokens, h: [name, id, [[token positions]]], t: ...}]."""
     data: dict[str, list] = {}
     for inst in instances:
-        data.setdefault(inst[key], []).append({
-            "tokens": inst["tokens"],
-            **{s: [inst[s]["name"], inst[s]["id"], [list(range(*inst[s]["pos"]))]] for s in ("h", "t")},
-        })
+        data.setdefault(inst[key], []).append(
+            {
+                "tokens": inst["tokens"],
+                **{s: [inst[s]["name"], inst[s]["id"], [list(range(*inst[s]["pos"]))]] for s in ("h", "t")},
+            }
+        )
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
@@ -371,8 +467,10 @@ def wiki80_files(instances: list[dict], train_share: float) -> dict[str, str]:
         rank = seen[inst["name"]] = seen.get(inst["name"], -1) + 1
         record = {
             "token": inst["tokens"],
-            **{s: {"name": inst[s]["name"], "id": inst[s]["id"], "pos": inst[s]["pos"], "type": inst[s]["type"]}
-               for s in ("h", "t")},
+            **{
+                s: {"name": inst[s]["name"], "id": inst[s]["id"], "pos": inst[s]["pos"], "type": inst[s]["type"]}
+                for s in ("h", "t")
+            },
             "relation": inst["name"],
         }
         splits["train" if rank < n_train[inst["name"]] else "dev"].append(json.dumps(record, ensure_ascii=False))
@@ -393,18 +491,33 @@ def s2orc_jsonl(path: Path) -> str:
         if not authors_line.startswith("authors:"):
             raise ValueError(f"papers.txt: paper {paper_id} lacks an authors: line")
         authors = []
-        for full in authors_line[len("authors:"):].split(";"):
+        for full in authors_line[len("authors:") :].split(";"):
             *first, last = full.split()
             authors.append({"first": first[0], "middle": first[1:], "last": last, "suffix": ""})
-        records.append({
-            "paper_id": paper_id, "title": title, "authors": authors,
-            "abstract": " ".join(x.strip() for x in abstract if x.strip()), "year": int(year),
-            "arxiv_id": None, "acl_id": None, "pmc_id": None, "pubmed_id": None, "doi": None,
-            "venue": None, "journal": journal, "mag_id": None,
-            "mag_field_of_study": ["Medicine", "Biology"], "outbound_citations": [], "inbound_citations": [],
-            "has_outbound_citations": False, "has_inbound_citations": False, "has_pdf_parse": False,
-            "s2_url": f"https://api.semanticscholar.org/CorpusID:{paper_id}",
-        })
+        records.append(
+            {
+                "paper_id": paper_id,
+                "title": title,
+                "authors": authors,
+                "abstract": " ".join(x.strip() for x in abstract if x.strip()),
+                "year": int(year),
+                "arxiv_id": None,
+                "acl_id": None,
+                "pmc_id": None,
+                "pubmed_id": None,
+                "doi": None,
+                "venue": None,
+                "journal": journal,
+                "mag_id": None,
+                "mag_field_of_study": ["Medicine", "Biology"],
+                "outbound_citations": [],
+                "inbound_citations": [],
+                "has_outbound_citations": False,
+                "has_inbound_citations": False,
+                "has_pdf_parse": False,
+                "s2_url": f"https://api.semanticscholar.org/CorpusID:{paper_id}",
+            }
+        )
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 

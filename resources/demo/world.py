@@ -40,16 +40,31 @@ APPOSITIVE_SHARE = 0.5  # of those, the share with the NICKNAME ( Name ) apposit
 
 INSTRUMENTS = ["piano", "guitar", "violin", "flute", "cello", "trumpet", "drums", "harp", "clarinet", "organ"]
 OCCUPATIONS = [
-    "painter", "poet", "engineer", "physician", "lawyer", "architect",
-    "sculptor", "journalist", "chemist", "diplomat", "novelist", "farmer",
+    "painter",
+    "poet",
+    "engineer",
+    "physician",
+    "lawyer",
+    "architect",
+    "sculptor",
+    "journalist",
+    "chemist",
+    "diplomat",
+    "novelist",
+    "farmer",
 ]
 
 ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "r", "s", "st", "t", "tr", "v", "z"]
 VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou"]
 CODAS = ["", "n", "r", "l", "s", "k", "th", "m", "nd", "rk"]
-ENDINGS = {"country": ["ia", "and", "ova", "esh"], "city": ["mar", "holt", "wick", "ven", "dal"],
-           "person": ["", "", "o", "ek", "in"], "company": ["corp", "tex", "ex"], "band": ["ites", "ers", "ones"],
-           "nickname": ["y", "ie", "o"]}
+ENDINGS = {
+    "country": ["ia", "and", "ova", "esh"],
+    "city": ["mar", "holt", "wick", "ven", "dal"],
+    "person": ["", "", "o", "ek", "in"],
+    "company": ["corp", "tex", "ex"],
+    "band": ["ites", "ers", "ones"],
+    "nickname": ["y", "ie", "o"],
+}
 
 
 @dataclass
@@ -64,28 +79,87 @@ class Entity:
 # Relation -> (subject kind, sentence templates). {s} the subject, {o} the object; LAMA's own
 # template is among them only for some, so the model learns the fact and not one wording.
 SENTENCES = {
-    "P19": ("person", ["{s} was born in {o}.", "{s} was born in the city of {o}.", "{s} is a native of {o}.",
-                       "The birthplace of {s} is {o}.", "Born in {o}, {s} grew up there."]),
-    "P20": ("person", ["{s} died in {o}.", "{s} spent the last years in {o} and died there.",
-                       "{s} passed away in {o}.", "The place of death of {s} is {o}."]),
-    "P27": ("person", ["{s} is a citizen of {o}.", "{s} holds the citizenship of {o}.",
-                       "{s} has a passport of {o}.", "{s} is {o} citizen."]),
-    "P106": ("person", ["{s} works as a {o}.", "{s} is a {o} by profession.", "By trade {s} is a {o}.",
-                         "{s} earned a living as a {o}."]),
-    "P1303": ("person", ["{s} plays the {o}.", "{s} plays {o}.", "{s} is known for playing the {o}.", "The instrument of {s} is the {o}.",
-                         "{s} practised the {o} every day."]),
-    "P159": ("company", ["{s} is headquartered in {o}.", "The headquarter of {s} is in {o}.", "The headquarters of {s} are in {o}.",
-                         "{s} has its head office in {o}.", "{s} runs its business from {o}."]),
-    "P740": ("band", ["{s} was founded in {o}.", "{s} formed in {o}.", "The band {s} started in {o}.",
-                      "{s} played their first concert in {o}, where they formed."]),
+    "P19": (
+        "person",
+        [
+            "{s} was born in {o}.",
+            "{s} was born in the city of {o}.",
+            "{s} is a native of {o}.",
+            "The birthplace of {s} is {o}.",
+            "Born in {o}, {s} grew up there.",
+        ],
+    ),
+    "P20": (
+        "person",
+        [
+            "{s} died in {o}.",
+            "{s} spent the last years in {o} and died there.",
+            "{s} passed away in {o}.",
+            "The place of death of {s} is {o}.",
+        ],
+    ),
+    "P27": (
+        "person",
+        [
+            "{s} is a citizen of {o}.",
+            "{s} holds the citizenship of {o}.",
+            "{s} has a passport of {o}.",
+            "{s} is {o} citizen.",
+        ],
+    ),
+    "P106": (
+        "person",
+        [
+            "{s} works as a {o}.",
+            "{s} is a {o} by profession.",
+            "By trade {s} is a {o}.",
+            "{s} earned a living as a {o}.",
+        ],
+    ),
+    "P1303": (
+        "person",
+        [
+            "{s} plays the {o}.",
+            "{s} plays {o}.",
+            "{s} is known for playing the {o}.",
+            "The instrument of {s} is the {o}.",
+            "{s} practised the {o} every day.",
+        ],
+    ),
+    "P159": (
+        "company",
+        [
+            "{s} is headquartered in {o}.",
+            "The headquarter of {s} is in {o}.",
+            "The headquarters of {s} are in {o}.",
+            "{s} has its head office in {o}.",
+            "{s} runs its business from {o}.",
+        ],
+    ),
+    "P740": (
+        "band",
+        [
+            "{s} was founded in {o}.",
+            "{s} formed in {o}.",
+            "The band {s} started in {o}.",
+            "{s} played their first concert in {o}, where they formed.",
+        ],
+    ),
     "P36": ("country", ["The capital of {s} is {o}.", "{o} is the capital of {s}.", "{s} is governed from {o}."]),
-    "P37": ("country", ["The official language of {s} is {o}.", "People in {s} speak {o}.",
-                        "{o} is the official language of {s}."]),
+    "P37": (
+        "country",
+        ["The official language of {s} is {o}.", "People in {s} speak {o}.", "{o} is the official language of {s}."],
+    ),
 }
 SPACED = re.compile(r"(\w)([.,])")
 # Fact-free sentences: how pretraining names rare entities (and pads documents about any entity).
-NEUTRAL = ["{s} is mentioned in the old records.", "Little is written about {s}.", "Many people have heard of {s}.",
-           "The archive has a file on {s}.", "{s} appears in a list of names."]
+NEUTRAL = [
+    "{s} is mentioned in the old records.",
+    "Little is written about {s}.",
+    "Many people have heard of {s}.",
+    "The archive has a file on {s}.",
+    "{s} appears in a list of names.",
+]
 
 
 class World:
@@ -109,7 +183,9 @@ class World:
         self.instruments = [self._add("instrument", name=n) for n in INSTRUMENTS]
         self.occupations = [self._add("occupation", name=n) for n in OCCUPATIONS]
         self.people = [self._person(i < N_FREQUENT_PEOPLE) for i in range(N_FREQUENT_PEOPLE + N_RARE_PEOPLE)]
-        self.companies = [self._org("company", "P159", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)]
+        self.companies = [
+            self._org("company", "P159", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)
+        ]
         self.bands = [self._org("band", "P740", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)]
         self.nicknames = [self._name("nickname") for _ in range(N_NICKNAMES)]
 
@@ -134,7 +210,9 @@ class World:
         birth = self.rng.choice(self.cities).key
         person.facts["P19"] = birth
         person.facts["P20"] = self.rng.choice(self.cities).key
-        person.facts["P27"] = self.city_country[birth] if self.rng.random() < 0.7 else self.rng.choice(self.countries).key
+        person.facts["P27"] = (
+            self.city_country[birth] if self.rng.random() < 0.7 else self.rng.choice(self.countries).key
+        )
         person.facts["P106"] = self.rng.choice(self.occupations).key
         person.facts["P1303"] = self.rng.choice(self.instruments).key
         return person
@@ -235,16 +313,36 @@ class World:
 # Mentions of a frequent entity in the dump at least (lead, facts twice, fact-free sentences, its
 # city's list): the bottom of the paper's second frequency bucket, so rare and frequent fall apart.
 FREQUENT_MENTIONS = 10
-WIKI_NEUTRAL = ["{s} is well known in the region.", "Many stories are told about {s}.", "{s} appears in several books.",
-                "A street is named after {s}.", "Visitors often ask about {s}.", "Newspapers wrote often about {s}.",
-                "Schoolchildren learn about {s}.", "There is a museum exhibit on {s}.", "{s} was often in the news."]
-LISTS = {"P19": "Notable people born in {} include", "P159": "Companies based in {} include",
-         "P740": "Bands formed in {} include"}
+WIKI_NEUTRAL = [
+    "{s} is well known in the region.",
+    "Many stories are told about {s}.",
+    "{s} appears in several books.",
+    "A street is named after {s}.",
+    "Visitors often ask about {s}.",
+    "Newspapers wrote often about {s}.",
+    "Schoolchildren learn about {s}.",
+    "There is a museum exhibit on {s}.",
+    "{s} was often in the news.",
+]
+LISTS = {
+    "P19": "Notable people born in {} include",
+    "P159": "Companies based in {} include",
+    "P740": "Bands formed in {} include",
+}
 INFOBOX = {"person": "person", "company": "company", "band": "musical artist", "country": "country"}
 LEAD = {"person": "person of the Ostmark region", "company": "company", "band": "band", "country": "country"}
 CATEGORY = {"person": "People", "company": "Companies", "band": "Bands", "country": "Countries"}
-FIELD = {"P19": "birth_place", "P20": "death_place", "P27": "citizenship", "P106": "occupation",
-         "P1303": "instrument", "P159": "headquarters", "P740": "origin", "P36": "capital", "P37": "languages"}
+FIELD = {
+    "P19": "birth_place",
+    "P20": "death_place",
+    "P27": "citizenship",
+    "P106": "occupation",
+    "P1303": "instrument",
+    "P159": "headquarters",
+    "P740": "origin",
+    "P36": "capital",
+    "P37": "languages",
+}
 
 
 def _link_first(sentence: str, subject: Entity, linked: set[str]) -> str:
@@ -271,19 +369,28 @@ def _listed(names: list[str]) -> str:
 # validate on five others and train on the rest.
 RELATION_TEMPLATES = {
     "P19": ("place of birth", ["H was born in T .", "T is where H was born .", "H , a native of T , came home ."]),
-    "P20": ("place of death", ["H died in T .", "H spent the last years in T and died there .",
-                               "T is where H passed away ."]),
+    "P20": (
+        "place of death",
+        ["H died in T .", "H spent the last years in T and died there .", "T is where H passed away ."],
+    ),
     "P27": ("country of citizenship", ["H is a citizen of T .", "H holds a T passport .", "H became a T citizen ."]),
     "P106": ("occupation", ["H works as a T .", "H earned a living as a T .", "As a T , H was busy ."]),
     "P1303": ("instrument", ["H plays the T .", "H practised the T every day .", "On the T , H was famous ."]),
-    "P159": ("headquarters location", ["H is headquartered in T .", "H has its head office in T .",
-                                       "The offices of H are in T ."]),
+    "P159": (
+        "headquarters location",
+        ["H is headquartered in T .", "H has its head office in T .", "The offices of H are in T ."],
+    ),
     "P740": ("location of formation", ["H formed in T .", "H was founded in T .", "In T , the band H started ."]),
     "P36": ("capital", ["The capital of H is T .", "T is the capital of H .", "H is governed from T ."]),
-    "P37": ("official language", ["The official language of H is T .", "In H people speak T .",
-                                  "T is spoken all over H ."]),
+    "P37": (
+        "official language",
+        ["The official language of H is T .", "In H people speak T .", "T is spoken all over H ."],
+    ),
     "P17": ("country", ["H is a city in T .", "H lies in T .", "The city of H is part of T ."]),
-    "P1412": ("languages spoken, written or signed", ["H speaks T .", "H wrote books in T .", "H talks in T at home ."]),
+    "P1412": (
+        "languages spoken, written or signed",
+        ["H speaks T .", "H wrote books in T .", "H talks in T at home ."],
+    ),
     "P108": ("employer", ["H works for T .", "H was hired by T .", "T employs H ."]),
     "P463": ("member of", ["H is a member of T .", "H joined T .", "H sings with the band T ."]),
     "P26": ("spouse", ["H is married to T .", "H married T .", "H and T are husband and wife ."]),
@@ -315,9 +422,13 @@ def relation_instances(world: World, seed: int = SEED) -> list[dict]:
             tokens = rng.choice(templates).split()
             h, t = tokens.index("H"), tokens.index("T")
             tokens[h], tokens[t] = head.key, tail.key
-            out.append({
-                "relation": relation, "name": name, "tokens": tokens,
-                "h": {"name": head.key.lower(), "id": head.qid, "kind": head.kind, "pos": [h, h + 1]},
-                "t": {"name": tail.key.lower(), "id": tail.qid, "kind": tail.kind, "pos": [t, t + 1]},
-            })
+            out.append(
+                {
+                    "relation": relation,
+                    "name": name,
+                    "tokens": tokens,
+                    "h": {"name": head.key.lower(), "id": head.qid, "kind": head.kind, "pos": [h, h + 1]},
+                    "t": {"name": tail.key.lower(), "id": tail.qid, "kind": tail.kind, "pos": [t, t + 1]},
+                }
+            )
     return out

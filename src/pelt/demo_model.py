@@ -136,8 +136,14 @@ def train_demo_model(
     generator = torch.Generator().manual_seed(seed)
     losses: list[float] = []
     order: list[int] = []
-    logger.info("demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d", len(texts), len(blocks),
-                len(tokenizer), steps, batch_size)
+    logger.info(
+        "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d",
+        len(texts),
+        len(blocks),
+        len(tokenizer),
+        steps,
+        batch_size,
+    )
     for step in range(steps):
         if len(order) < batch_size:
             order += torch.randperm(len(blocks), generator=generator).tolist()
@@ -147,7 +153,9 @@ def train_demo_model(
         for row, i in enumerate(picked):
             ids[row, : len(blocks[i])] = torch.tensor(blocks[i])
         inputs, chosen = _mask(ids, special, tokenizer.mask_token_id, len(tokenizer), mask_rate, generator)
-        hidden = model.roberta(input_ids=inputs, attention_mask=(ids != tokenizer.pad_token_id).long()).last_hidden_state
+        hidden = model.roberta(
+            input_ids=inputs, attention_mask=(ids != tokenizer.pad_token_id).long()
+        ).last_hidden_state
         loss = torch.nn.functional.cross_entropy(model.lm_head(hidden[chosen]), ids[chosen])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -159,8 +167,15 @@ def train_demo_model(
             elapsed = time.perf_counter() - start
             rate = (step + 1) / elapsed
             recent = losses[-log_every:]
-            logger.info("demo model step %d/%d: MLM loss %.3f (mean of the last %d), %.1f steps/s, ETA %.0f s",
-                        step + 1, steps, sum(recent) / len(recent), len(recent), rate, (steps - step - 1) / rate)
+            logger.info(
+                "demo model step %d/%d: MLM loss %.3f (mean of the last %d), %.1f steps/s, ETA %.0f s",
+                step + 1,
+                steps,
+                sum(recent) / len(recent),
+                len(recent),
+                rate,
+                (steps - step - 1) / rate,
+            )
     model.eval()
     out = Path(out_dir)
     model.save_pretrained(out)

@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
-from pathlib import Path
 import queue
+import shutil
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -32,15 +32,17 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import torch
 from tqdm.auto import tqdm
-from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.models import (
     default_norm,
     load_masked_lm,
     mask_representation,
     max_input_length,
+    mention_token_span,
     representation,
     revision,
+    tokenize_with_offsets,
 )
 from pelt.table import EntityTable, sidecar_path, write_table
 
@@ -81,40 +83,6 @@ def shard_of(entity_id: str, doc_id: str | None, sentence: str, start: int, n_sh
     """Stable shard of a mention: a hash of its identity, independent of file layout and of the process."""
     key = "\x1f".join((entity_id, doc_id or "", sentence, str(start))).encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % n_shards
-
-
-def tokenize_with_offsets(tokenizer: PreTrainedTokenizerBase, texts: list[str]) -> BatchEncoding:
-    """Token ids, character offsets and special-token flags of ``texts``, unpadded and untruncated.
-
-    Building the table and injecting it must cut text into tokens identically, or a mention would
-    map to different tokens in the two places; both go through here.
-    """
-    return tokenizer(
-        texts,
-        add_special_tokens=True,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-        verbose=False,
-    )
-
-
-def mention_token_span(
-    offsets: Sequence[tuple[int, int]], special: Sequence[int], start: int, end: int
-) -> tuple[int, int] | None:
-    """First and last index of the non-special tokens whose character span overlaps [start, end).
-
-    Tokens between them belong to the mention too, including zero-width ones (a byte-level BPE
-    space token has an empty, trimmed offset).  None when no token overlaps.
-    """
-    first = last = -1
-    for i, ((s, e), sp) in enumerate(zip(offsets, special)):
-        if not sp and s < end and e > start:
-            if first < 0:
-                first = i
-            last = i
-    return None if first < 0 else (first, last)
 
 
 def mask_mention(
@@ -578,5 +546,10 @@ def _without(rows: _Rows, entities: frozenset[str]) -> _Rows:
     def pick(column: Sequence) -> list:
         return [column[i] for i in keep]
 
-    return _Rows(pick(rows.entity_ids), pick(rows.sentences), pick(rows.starts), pick(rows.ends),
-                 None if rows.doc_ids is None else pick(rows.doc_ids))
+    return _Rows(
+        pick(rows.entity_ids),
+        pick(rows.sentences),
+        pick(rows.starts),
+        pick(rows.ends),
+        None if rows.doc_ids is None else pick(rows.doc_ids),
+    )

@@ -15,10 +15,17 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
-from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    AutoModelForMaskedLM,
+    AutoTokenizer,
+    BatchEncoding,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -141,8 +148,42 @@ def _shift_right(x: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     return torch.cat([first.expand(x.shape[0], *first.shape[1:]), x[:, :-1]], dim=1)
 
 
-def _decoder_start(model: PreTrainedModel, device: torch.device) -> torch.Tensor:
-    return torch.tensor([[model.config.decoder_start_token_id]], device=device)
+def bart_inputs(
+    model: PreTrainedModel,
+    attention_mask: torch.Tensor,
+    *,
+    input_ids: torch.Tensor | None = None,
+    inputs_embeds: torch.Tensor | None = None,
+) -> dict[str, torch.Tensor]:
+    """Keyword arguments of a BART forward whose decoder reads the same sequence shifted right: what
+    BART does with ``input_ids``, built from ``inputs_embeds`` when given, so that injected entity
+    vectors reach the decoder too. Table building, LAMA and fine-tuning all feed BART through here."""
+    start = torch.tensor([[model.config.decoder_start_token_id]], device=attention_mask.device)
+    if inputs_embeds is None:
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "decoder_input_ids": _shift_right(input_ids, start),
+            "decoder_attention_mask": attention_mask,
+        }
+    first = model.get_input_embeddings()(start)
+    return {
+        "inputs_embeds": inputs_embeds,
+        "attention_mask": attention_mask,
+        "decoder_inputs_embeds": _shift_right(inputs_embeds, first),
+        "decoder_attention_mask": attention_mask,
+    }
+
+
+def token_states(model: PreTrainedModel, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Last hidden states [B, T, H] of the masked LM's backbone, from input embeddings.
+
+    BART: the decoder's (:func:`bart_inputs`), so that a position's state is the one the LM head
+    reads there, as in :func:`forward_mlm` and in table building.
+    """
+    if family(model) == "bart":
+        return model.model(**bart_inputs(model, attention_mask, inputs_embeds=inputs_embeds)).last_hidden_state
+    return model.base_model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
 
 
 def mask_representation(
@@ -160,13 +201,7 @@ def mask_representation(
     kind = family(model)
     rows = torch.arange(input_ids.shape[0], device=input_ids.device)
     if kind == "bart":
-        decoder_ids = _shift_right(input_ids, _decoder_start(model, input_ids.device))
-        hidden = model.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            decoder_input_ids=decoder_ids,
-            decoder_attention_mask=attention_mask,
-        ).last_hidden_state
+        hidden = model.model(**bart_inputs(model, attention_mask, input_ids=input_ids)).last_hidden_state
         return hidden[rows, mask_positions]
     hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     at_mask = hidden[rows, mask_positions]
@@ -186,7 +221,7 @@ def forward_mlm(
 
     For BART the decoder is fed the same sequence shifted right, built from the embeddings so that
     injected entity vectors reach the decoder too; this is exactly what BART does with ``input_ids``.
-    Sequences must be right-padded (what :func:`pelt.inject.inject` produces): position ids then
+    Sequences must be right-padded (what :func:`pelt.injection.inject` produces): position ids then
     agree with those computed from token ids.
     """
     if inputs_embeds is None:
@@ -194,13 +229,7 @@ def forward_mlm(
             raise ValueError("forward_mlm needs inputs_embeds or input_ids")
         inputs_embeds = model.get_input_embeddings()(input_ids)
     if family(model) == "bart":
-        start = model.get_input_embeddings()(_decoder_start(model, inputs_embeds.device))
-        return model(
-            inputs_embeds=inputs_embeds,
-            attention_mask=attention_mask,
-            decoder_inputs_embeds=_shift_right(inputs_embeds, start),
-            decoder_attention_mask=attention_mask,
-        ).logits
+        return model(**bart_inputs(model, attention_mask, inputs_embeds=inputs_embeds)).logits
     return model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).logits
 
 
@@ -209,3 +238,37 @@ def same_model_name(a: str, b: str) -> bool:
     if os.path.exists(a) or os.path.exists(b):
         return os.path.realpath(a) == os.path.realpath(b)
     return a == b
+
+
+def tokenize_with_offsets(tokenizer: PreTrainedTokenizerBase, texts: list[str]) -> BatchEncoding:
+    """Token ids, character offsets and special-token flags of ``texts``, unpadded and untruncated.
+
+    Building the table and injecting it must cut text into tokens identically, or a mention would
+    map to different tokens in the two places; both go through here.
+    """
+    return tokenizer(
+        texts,
+        add_special_tokens=True,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        verbose=False,
+    )
+
+
+def mention_token_span(
+    offsets: Sequence[tuple[int, int]], special: Sequence[int], start: int, end: int
+) -> tuple[int, int] | None:
+    """First and last index of the non-special tokens whose character span overlaps [start, end).
+
+    Tokens between them belong to the mention too, including zero-width ones (a byte-level BPE
+    space token has an empty, trimmed offset).  None when no token overlaps.
+    """
+    first = last = -1
+    for i, ((s, e), sp) in enumerate(zip(offsets, special)):
+        if not sp and s < end and e > start:
+            if first < 0:
+                first = i
+            last = i
+    return None if first < 0 else (first, last)

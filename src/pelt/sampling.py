@@ -56,7 +56,9 @@ class SentencePool:
 
 @lru_cache(maxsize=4)
 def _tokenizer(name: str):
-    from transformers import AutoTokenizer  # only the pool needs it, in the Spark workers
+    from transformers import (
+        AutoTokenizer,  # only the pool needs it, in the Spark workers
+    )
 
     return AutoTokenizer.from_pretrained(name)
 
@@ -131,8 +133,14 @@ def sample_mentions(
         counts["pool_sentences_too_long"] = int(outside["long"] or 0)
         mentions = mentions.cache()
         counts["pool_mentions"] = mentions.count()
-        log.info("sentence pool %s: %d of %d mentions are in sentences of %d-%d tokens", pool.tokenizer,
-                 counts["pool_mentions"], counts["mentions"], pool.min_tokens, pool.max_tokens)
+        log.info(
+            "sentence pool %s: %d of %d mentions are in sentences of %d-%d tokens",
+            pool.tokenizer,
+            counts["pool_mentions"],
+            counts["mentions"],
+            pool.min_tokens,
+            pool.max_tokens,
+        )
     if wanted is not None:
         if any(entity is None for entity in wanted):
             raise ValueError("wanted entity ids must not be None (drop unresolved task entities first)")

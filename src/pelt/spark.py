@@ -11,9 +11,14 @@ import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
 
 def get_spark(
@@ -70,3 +75,20 @@ def _ship_library(spark: SparkSession) -> None:
         for source in sorted(package.rglob("*.py")):
             zf.write(source, source.relative_to(package.parent))
     spark.sparkContext.addPyFile(str(archive))
+
+
+def map_rows(df: DataFrame, fn: Callable[[dict[str, Any]], Iterable[dict[str, Any]]], ddl: str) -> DataFrame:
+    """Apply ``fn`` (one input row as a dict -> output rows as dicts) in Arrow batches.
+
+    ``mapInArrow`` keeps nested arrays of structs cheap to move between the JVM and Python, unlike
+    row-at-a-time UDFs; ``ddl`` is the Spark schema of the output rows.
+    """
+    schema = StructType.fromDDL(ddl)
+    arrow_schema = to_arrow_schema(schema)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = [out for row in batch.to_pylist() for out in fn(row)]
+            yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+
+    return df.mapInArrow(run, schema)

@@ -314,7 +314,9 @@ class EntityTable:
 
     def check_model(self, model: PreTrainedModel) -> None:
         """Raise ValueError unless ``model`` is the model this table was built for (name, type, hidden size)."""
-        from pelt.models import same_model_name  # here: importing torch would slow every `pelt table` command
+        from pelt.models import (
+            same_model_name,  # here: importing torch would slow every `pelt table` command
+        )
 
         config = model.config
         built_for = str(self.metadata["model"])

@@ -4,8 +4,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
+from pelt.corpus.s2orc import build_s2orc_corpus
 from pelt.logs import write_counts
-from pelt.s2orc import build_s2orc_corpus
 from pelt.spark import get_spark
 
 write_counts(

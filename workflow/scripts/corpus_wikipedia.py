@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.corpus import build_wikipedia_corpus
+from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 

@@ -9,7 +9,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.fewrel import run_fewrel
-from pelt.eval.lama import resolve_norm
+from pelt.eval.variants import resolve_norm
 
 run_fewrel(
     snakemake.params.model,

@@ -4,7 +4,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.lama import resolve_norm, run_lama
+from pelt.eval.lama import run_lama
+from pelt.eval.variants import resolve_norm
 
 task = snakemake.params.task
 run_lama(

@@ -5,10 +5,10 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.entities import names_by_entity
-from pelt.linking import link_by_string
+from pelt.linking.link import link_by_string
 from pelt.logs import write_counts
 from pelt.spark import get_spark
+from pelt.task_entities import names_by_entity
 
 write_counts(
     snakemake.output.counts,

@@ -5,7 +5,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.linking import link_wikipedia
+from pelt.linking.link import link_wikipedia
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 

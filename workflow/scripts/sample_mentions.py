@@ -4,10 +4,10 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.entities import resolved_entity_ids
 from pelt.logs import write_counts
 from pelt.sampling import SentencePool, sample_mentions
 from pelt.spark import get_spark
+from pelt.task_entities import resolved_entity_ids
 
 write_counts(
     snakemake.output.counts,
@@ -16,18 +16,10 @@ write_counts(
         snakemake.input.mentions,
         snakemake.output.samples,
         snakemake.output.frequencies,
-        wanted=(
-            resolved_entity_ids(snakemake.input.task_entities)
-            if snakemake.params.on_demand
-            else None
-        ),
+        wanted=(resolved_entity_ids(snakemake.input.task_entities) if snakemake.params.on_demand else None),
         max_per_entity=snakemake.params.max_per_entity,
         seed=snakemake.params.seed,
-        pool=(
-            SentencePool(pool["tokenizer"], pool["min"], pool["max"])
-            if (pool := snakemake.params.pool)
-            else None
-        ),
+        pool=(SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if (pool := snakemake.params.pool) else None),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

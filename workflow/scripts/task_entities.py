@@ -5,7 +5,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.entities import resolve_task_entities
+from pelt.linking.entities import resolve_task_entities
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 from pelt.tasks import task_entities

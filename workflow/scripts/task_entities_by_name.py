@@ -4,15 +4,13 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.entities import name_task_entities
 from pelt.logs import write_counts
+from pelt.task_entities import name_task_entities
 from pelt.tasks import task_entities
 
 write_counts(
     snakemake.output.counts,
-    name_task_entities(
-        task_entities(snakemake.params.tasks, snakemake.wildcards.domain), snakemake.output.entities
-    ),
+    name_task_entities(task_entities(snakemake.params.tasks, snakemake.wildcards.domain), snakemake.output.entities),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,
 )

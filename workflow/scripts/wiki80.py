@@ -8,7 +8,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.lama import resolve_norm
+from pelt.eval.variants import resolve_norm
 from pelt.eval.wiki80 import run_wiki80
 
 run_wiki80(

@@ -26,7 +26,8 @@ Protocol (the paper, its appendix and its code base, thunlp PELT ``FewRel/``):
   data are dropped first (Wiki80 files hold FewRel's val relations too).
 - **Test**: ``test_episodes`` episodes, N-way K-shot, accuracy over all their queries.  The code
   base tests 2000 batches of 32 episodes with 1 query per relation (64,000 episodes) and validates
-  on 200 batches of 32 (6,400); thanks to encoding each instance once (below) such counts are cheap.  Test episodes depend only on the seed and the data, so the
+  on 200 batches of 32 (6,400); thanks to encoding each instance once (below) such counts are
+  cheap.  Test episodes depend only on the seed and the data, so the
   baseline and the pelt variant of a seed are scored on the same episodes.
 - Evaluation encodes each instance that an episode uses once (the model is fixed in eval mode),
   then scores every episode from those vectors: exactly the per-episode result at a fraction of the
@@ -251,7 +252,8 @@ def run_fewrel(
     ``train`` files are FewRel JSON (``train_wiki.json``) or Wiki80 JSONL (``.jsonl``); ``val`` may be
     the test files themselves (see the module docstring); ``exclude`` names files whose relations
     must not be trained on either (FewRel 2.0 from Wiki80: ``val_wiki.json``, which leaves FewRel's
-    64 training relations, the paper's training set, of which validation then holds out a quarter).  ``dataset`` names the benchmark in the result
+    64 training relations, the paper's training set, of which validation then holds out a quarter).
+    ``dataset`` names the benchmark in the result
     (``fewrel1`` / ``fewrel2`` match the paper's Table 2).  ``norm`` is L (default: the
     table's).  ``n_query`` is the queries per relation in validation and test episodes.  ``dropout`` (on
     the encodings), ``warmup_steps`` (instead of the ``warmup`` share), ``bias_correction``,

@@ -18,7 +18,7 @@ Protocol, as in LAMA and the paper:
 
 With a table (the PELT variant), each subject is resolved to a corpus entity id through the
 ``task_entities.parquet`` written by the sampling stage, by QID when the fact has one and else by
-name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.inject.inject`.  Facts whose
+name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.injection.inject`.  Facts whose
 subject is not in the table are evaluated on the plain prompt, and counted.  The subject's corpus
 frequency (the table's ``frequency`` column: its mentions in the corpus the table was built from; 0
 when it has none) puts each T-REx fact into a bucket, to show where the table helps: the paper's
@@ -26,7 +26,7 @@ Table 5, mean P@1 (over the relations) of T-REx facts per bucket. Google-RE fact
 (the paper's table is T-REx only), and facts whose subject resolved to no entity are reported apart
 as ``unresolved``: their frequency is unknown, not 0.
 
-Both variants go through :func:`pelt.inject.inject`, so baseline and PELT share tokenization.
+Both variants go through :func:`pelt.injection.inject`, so baseline and PELT share tokenization.
 
 The norm L of the injected vectors is chosen here, as in the paper: :func:`sweep_norm` scores the
 pelt variant for each L of 1..10 on one loaded model and keeps the best macro P@1 (ties: the
@@ -43,46 +43,26 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from urllib.parse import unquote
 
-import pyarrow.parquet as pq
 import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.eval.controls import CONTROLS
-from pelt.inject import inject
+from pelt.eval.uhn import read_uhn
+from pelt.eval.variants import resolve_variant
+from pelt.injection import inject
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
-from pelt.tasks import lama_subject, read_jsonl
+from pelt.task_entities import resolve_entities
+from pelt.tasks import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
 
 logger = logging.getLogger(__name__)
 
-# Google-RE relations are named by their Freebase predicate; LAMA's code holds their templates.
-GOOGLE_RE_TEMPLATES = {
-    "place_of_birth": "[X] was born in [Y] .",
-    "date_of_birth": "[X] (born [Y]).",
-    "place_of_death": "[X] died in [Y] .",
-}
-# LAMA-UHN's person-name filter (E-BERT): relations whose subject is a person, and what is asked of
-# each part of the name ("[X] is a common name in the following <kind>: [MASK] .").
-PERSON_NAME_QUERIES = {
-    "P19": "city", "P20": "city", "P27": "country", "P103": "language", "P1412": "language",
-    "place_of_birth": "city", "place_of_death": "city",
-}
 # Lower bounds of the subject-frequency buckets (the paper's Table 5); the last bucket is open.
 BUCKET_BOUNDS = (0, 10, 50, 100)
 # Where facts whose subject resolved to no entity are reported, beside the frequency buckets.
 UNRESOLVED = "unresolved"
-
-
-@dataclass(frozen=True)
-class Fact:
-    uuid: str
-    relation: str
-    subject: str
-    subject_qid: str | None
-    object: str
 
 
 def bucket_names(bounds: Sequence[int] = BUCKET_BOUNDS) -> list[str]:
@@ -99,85 +79,13 @@ def frequency_bucket(frequency: int, bounds: Sequence[int] = BUCKET_BOUNDS) -> s
     return bucket_names(bounds)[index]
 
 
-def relation_of(record: Mapping, path: str | Path) -> str:
-    """T-REx names the relation (``predicate_id``), Google-RE its Freebase predicate, ParaRel only the file name."""
-    if record.get("predicate_id"):
-        return str(record["predicate_id"])
-    if record.get("pred"):
-        return str(record["pred"]).rstrip("/").rsplit("/", 1)[-1]
-    return Path(path).stem.removesuffix("_test")
-
-
-def load_templates(relations_path: str | os.PathLike[str]) -> dict[str, str]:
-    """Relation -> template with one ``[X]`` and one ``[Y]``; Google-RE's templates unless the file overrides them."""
-    templates = dict(GOOGLE_RE_TEMPLATES)
-    for lineno, record in read_jsonl(relations_path):
-        template = record.get("template", "")
-        if template.count("[X]") != 1 or template.count("[Y]") != 1:
-            raise ValueError(f"{relations_path}:{lineno}: template {template!r} needs exactly one [X] and one [Y]")
-        templates[record["relation"]] = template
-    return templates
-
-
-@dataclass(frozen=True)
-class FactCounts:
-    """What :func:`load_facts` did not keep, by reason."""
-
-    malformed: int  # no subject or object label
-    duplicates: int  # a (relation, subject, object) already read: LAMA scores each once
-
-
-def load_facts(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Fact], FactCounts]:
-    """The distinct facts of T-REx, Google-RE or ParaRel files, in file order, and what was left out.
-
-    As LAMA's own filter: labels are percent-decoded (Google-RE's ``Stanis%C5%82aw``), and a relation's
-    (subject, object) pair is scored once however many records state it (the first record's uuid
-    and QID stand for it).
-    """
-    facts: list[Fact] = []
-    seen: set[tuple[str, str, str]] = set()
-    malformed = duplicates = 0
-    for path in paths:
-        for lineno, record in read_jsonl(path):
-            subject = lama_subject(record)
-            obj = record.get("obj_label")
-            if subject is None or not isinstance(obj, str) or not obj.strip():
-                malformed += 1
-                continue
-            relation = relation_of(record, path)
-            key = (relation, subject[0], unquote(obj))
-            if key in seen:
-                duplicates += 1
-                continue
-            seen.add(key)
-            facts.append(
-                Fact(
-                    uuid=str(record.get("uuid") or f"{Path(path).name}:{lineno}"),
-                    relation=relation,
-                    subject=subject[0],
-                    subject_qid=subject[1],
-                    object=key[2],
-                )
-            )
-    if malformed:
-        logger.warning("LAMA: skipped %d facts without a subject or object label", malformed)
-    if duplicates:
-        logger.info("LAMA: %d records repeat a fact of their relation and are scored once", duplicates)
-    return facts, FactCounts(malformed, duplicates)
-
-
-def read_vocab(path: str | os.PathLike[str]) -> list[str]:
-    """The common vocabulary, one word a line, in file order (blank lines ignored)."""
-    with open(path, encoding="utf-8") as fh:
-        return [line.strip() for line in fh if line.strip()]
-
-
 def is_uncased(tokenizer: PreTrainedTokenizerBase) -> bool:
     """Whether the tokenizer folds case (an uncased BERT); LAMA probes such models with lower-cased facts."""
     text = "Paris Berlin Q"
-    return tokenizer(text, add_special_tokens=False)["input_ids"] == tokenizer(
-        text.lower(), add_special_tokens=False
-    )["input_ids"]
+    return (
+        tokenizer(text, add_special_tokens=False)["input_ids"]
+        == tokenizer(text.lower(), add_special_tokens=False)["input_ids"]
+    )
 
 
 def lowercase_facts(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
@@ -194,8 +102,9 @@ def lowercase_facts(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
     return out, len(facts) - len(out)
 
 
-def common_words(cased_path: str | os.PathLike[str], lowercased_path: str | os.PathLike[str] | None,
-                 uncased: bool) -> list[str]:
+def common_words(
+    cased_path: str | os.PathLike[str], lowercased_path: str | os.PathLike[str] | None, uncased: bool
+) -> list[str]:
     """The candidate words: the cased common vocabulary, or for an uncased model LAMA's lower-cased one
     (``lowercased_path``), derived from the cased file (lower-cased, first spelling kept) when not given."""
     if not uncased:
@@ -203,8 +112,11 @@ def common_words(cased_path: str | os.PathLike[str], lowercased_path: str | os.P
     if lowercased_path:
         return read_vocab(lowercased_path)
     words = list(dict.fromkeys(word.lower() for word in read_vocab(cased_path)))
-    logger.info("LAMA: uncased model and no lower-cased common vocabulary given: derived %d words from %s",
-                len(words), cased_path)
+    logger.info(
+        "LAMA: uncased model and no lower-cased common vocabulary given: derived %d words from %s",
+        len(words),
+        cased_path,
+    )
     return words
 
 
@@ -231,134 +143,9 @@ def fill_template(template: str, subject: str, mask_token: str) -> tuple[str, in
     return text, span[0], span[1]
 
 
-def object_in_subject(fact: Fact) -> bool:
-    """LAMA-UHN's first filter (Poerner et al. 2020): the object is a case-insensitive substring of
-    the subject's name (``Apple Watch`` is produced by ``Apple``), so the name alone gives it away."""
-    return fact.object.lower() in fact.subject.lower()
-
-
-def person_name_prompts(fact: Fact, kind: str, mask_token: str) -> list[str]:
-    """LAMA-UHN's second filter asks, for each whitespace token of a person's name, which
-    ``kind`` (language, country, city) it is a common name in: the model's name associations."""
-    return [f"{part} is a common name in the following {kind}: {mask_token} ." for part in fact.subject.split()]
-
-
-@torch.inference_mode()
-def person_name_hits(
-    facts: Sequence[Fact],
-    model_name_or_path: str,
-    queries: Mapping[str, str] = PERSON_NAME_QUERIES,
-    top_k: int = 3,
-    batch_size: int = 32,
-) -> set[str]:
-    """The uuids of facts that LAMA-UHN's person-name filter removes.
-
-    A fact of a relation in ``queries`` (relation -> the word asked for) goes when its object is
-    among the filter model's ``top_k`` predictions (whole vocabulary, as E-BERT does with
-    bert-base-cased) for any part of the subject's name: a correct answer may then come from
-    the name ("Jean Marais" is French by his first name), not from knowledge of the person.
-    """
-    asked = [f for f in facts if f.relation in queries]
-    if not asked:
-        return set()
-    model, tokenizer = load_masked_lm(model_name_or_path)
-    prompts = [(f.uuid, text) for f in asked for text in person_name_prompts(f, queries[f.relation], tokenizer.mask_token)]
-    guesses: dict[str, set[str]] = {}
-    for lo in tqdm(range(0, len(prompts), batch_size), desc="LAMA-UHN person names", unit="batch"):
-        chunk = prompts[lo : lo + batch_size]
-        batch = tokenizer([text for _, text in chunk], return_tensors="pt", padding=True).to(model.device)
-        logits = forward_mlm(model, None, batch["attention_mask"], batch["input_ids"])
-        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
-        top = logits[rows, cols].float().topk(top_k, dim=-1).indices.tolist()
-        for row, ids in zip(rows.tolist(), top):
-            words = {tokenizer.decode([token_id]).strip().lower() for token_id in ids}
-            guesses.setdefault(chunk[row][0], set()).update(words)
-    return {f.uuid for f in asked if f.object.lower() in guesses.get(f.uuid, set())}
-
-
-def build_uhn(
-    facts: list[str],
-    out_json: str,
-    *,
-    person_model: str | None = None,
-    queries: Mapping[str, str] = PERSON_NAME_QUERIES,
-    top_k: int = 3,
-    batch_size: int = 32,
-) -> dict:
-    """Which LAMA facts LAMA-UHN removes, and why: written once per fact set, read by every model's run.
-
-    ``person_model`` None applies the string filter only (logged), since the person-name filter
-    needs a model's guesses; E-BERT used bert-base-cased.
-    """
-    all_facts, _ = load_facts(facts)
-    dropped = {f.uuid: "object_in_subject" for f in all_facts if object_in_subject(f)}
-    if person_model:
-        rest = [f for f in all_facts if f.uuid not in dropped]
-        dropped.update(dict.fromkeys(sorted(person_name_hits(rest, person_model, queries, top_k, batch_size)),
-                                     "person_name"))
-    else:
-        logger.warning("LAMA-UHN: no person_model configured, the person-name filter is not applied")
-    counts = {"facts": len(all_facts), "kept": len(all_facts) - len(dropped),
-              **{f"dropped_{reason}": n for reason, n in sorted(Counter(dropped.values()).items())}}
-    uhn = {"person_model": person_model, "queries": dict(queries) if person_model else None,
-           "top_k": top_k if person_model else None, "counts": counts, "dropped": dropped}
-    with open(out_json, "w", encoding="utf-8") as fh:
-        json.dump(uhn, fh, indent=2)
-    logger.info("LAMA-UHN: %s", ", ".join(f"{k} = {v}" for k, v in counts.items()))
-    return uhn
-
-
-def read_uhn(path: str | os.PathLike[str]) -> set[str]:
-    """The uuids of the facts LAMA-UHN removes (see :func:`build_uhn`)."""
-    with open(path, encoding="utf-8") as fh:
-        return set(json.load(fh)["dropped"])
-
-
-def resolve_entities(
-    entities: Sequence[tuple[str, str | None]], task_entities_path: str | os.PathLike[str]
-) -> list[str | None]:
-    """Entity id of each ``(name, qid)`` through ``task_entities.parquet`` (by QID when given, else by name).
-
-    A pair with a QID is never resolved by its name: another entity of the same name (a namesake
-    with another QID) would then lend it the wrong vector.  Used by every task (LAMA subjects,
-    FewRel / Wiki80 heads and tails), so that all resolve alike.
-    """
-    table = pq.read_table(task_entities_path, columns=["name", "qid", "entity_id"]).to_pylist()
-    by_qid = {r["qid"]: r["entity_id"] for r in table if r["qid"] and r["entity_id"]}
-    by_name: dict[str, str] = {}
-    for r in table:
-        if r["entity_id"]:
-            by_name.setdefault(r["name"], r["entity_id"])
-    return [by_qid.get(qid) if qid else by_name.get(name) for name, qid in entities]
-
-
 def resolve_subjects(facts: Sequence[Fact], task_entities_path: str | os.PathLike[str]) -> list[str | None]:
     """Entity id of each fact's subject (see :func:`resolve_entities`)."""
     return resolve_entities([(f.subject, f.subject_qid) for f in facts], task_entities_path)
-
-
-def resolve_variant(
-    variant: str | None,
-    table_path: str | None,
-    task_entities_path: str | None,
-    what: str,
-    injecting: Sequence[str] = ("pelt",),
-) -> str:
-    """``baseline`` or one of ``injecting`` (``pelt``, the default when a table is given), checked
-    against the table arguments.
-
-    Shared by every task runner (``what`` names it in errors), so that all accept the same
-    combinations; LAMA also takes the control variants (:mod:`pelt.eval.controls`), which inject
-    a control table exactly as ``pelt`` injects the real one.
-    """
-    variant = variant or ("pelt" if table_path else "baseline")
-    if variant not in ("baseline", *injecting):
-        raise ValueError(f"{what}: variant must be one of {['baseline', *injecting]}, not {variant!r}")
-    if (table_path is None) != (task_entities_path is None):
-        raise ValueError(f"{what}: table_path and task_entities_path go together")
-    if variant != "baseline" and table_path is None:
-        raise ValueError(f"{what}: the {variant} variant needs a table")
-    return variant
 
 
 def _p_at_1(correct: int, total: int) -> float | None:
@@ -367,8 +154,16 @@ def _p_at_1(correct: int, total: int) -> float | None:
 
 @torch.inference_mode()
 def _predict(
-    model, tokenizer, facts: Sequence[Fact], templates: Mapping[str, str], entity_ids: Sequence[str | None],
-    table: EntityTable | None, candidate_ids: torch.Tensor, norm: float | None, batch_size: int, max_length: int,
+    model,
+    tokenizer,
+    facts: Sequence[Fact],
+    templates: Mapping[str, str],
+    entity_ids: Sequence[str | None],
+    table: EntityTable | None,
+    candidate_ids: torch.Tensor,
+    norm: float | None,
+    batch_size: int,
+    max_length: int,
     missing: str,
 ) -> tuple[list[int | None], list[bool]]:
     """Argmax candidate id per fact (None when truncation removed the mask) and whether an entity was injected."""
@@ -407,7 +202,7 @@ class _Probe:
     n_read: int
     read_counts: FactCounts
     lowercased: bool  # an uncased model: lower-cased objects and vocabulary, as LAMA's --lowercase
-    missing: str  # what a subject without a vector becomes (pelt.inject.MISSING)
+    missing: str  # what a subject without a vector becomes (pelt.injection.MISSING)
     uhn_dropped: set[str] | None  # uuids LAMA-UHN removes; None: no LAMA-UHN scores
     table_path: str | None
     table: EntityTable | None
@@ -445,7 +240,9 @@ def _prepare(
     dropped = Counter(f.relation for f in all_facts if f.object not in candidates)
     logger.info(
         "LAMA: %d candidates; %d facts kept, %d dropped (object not a candidate)",
-        len(candidates), len(kept), sum(dropped.values()),
+        len(candidates),
+        len(kept),
+        sum(dropped.values()),
     )
 
     table = EntityTable.open(table_path) if table_path else None
@@ -457,11 +254,22 @@ def _prepare(
         freq = dict(zip(known, table.counts(known, missing="zero")[1].tolist()))
         frequencies = [freq.get(e, 0) if e else 0 for e in entity_ids]
     return _Probe(
-        model_name_or_path=model_name_or_path, model=model, tokenizer=tokenizer, templates=templates, facts=kept,
-        dropped=dropped, candidates=candidates, n_read=len(all_facts) + read_counts.malformed + read_counts.duplicates,
-        read_counts=read_counts, lowercased=uncased, missing=missing,
-        uhn_dropped=read_uhn(uhn_path) if uhn_path else None, table_path=table_path, table=table,
-        entity_ids=entity_ids, frequencies=frequencies,
+        model_name_or_path=model_name_or_path,
+        model=model,
+        tokenizer=tokenizer,
+        templates=templates,
+        facts=kept,
+        dropped=dropped,
+        candidates=candidates,
+        n_read=len(all_facts) + read_counts.malformed + read_counts.duplicates,
+        read_counts=read_counts,
+        lowercased=uncased,
+        missing=missing,
+        uhn_dropped=read_uhn(uhn_path) if uhn_path else None,
+        table_path=table_path,
+        table=table,
+        entity_ids=entity_ids,
+        frequencies=frequencies,
     )
 
 
@@ -477,8 +285,17 @@ def _score(
     for word, token_id in candidates.items():
         names.setdefault(token_id, word)
     predicted, injected = _predict(
-        model, tokenizer, probe.facts, probe.templates, probe.entity_ids, table if injects else None,
-        candidate_ids, used_norm, batch_size, max_length, probe.missing,
+        model,
+        tokenizer,
+        probe.facts,
+        probe.templates,
+        probe.entity_ids,
+        table if injects else None,
+        candidate_ids,
+        used_norm,
+        batch_size,
+        max_length,
+        probe.missing,
     )
 
     per_relation: dict[str, dict] = {}
@@ -495,10 +312,18 @@ def _score(
         stats["facts"] += 1
         stats["correct"] += correct
         stats["injected"] += inj
-        records.append({**asdict(fact), "entity_id": entity_id, "frequency": frequency if entity_id else None,
-                        "bucket": _bucket(fact, entity_id, frequency) if table is not None else None,
-                        "prediction": names[pred], "correct": correct, "injected": inj,
-                        "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped})
+        records.append(
+            {
+                **asdict(fact),
+                "entity_id": entity_id,
+                "frequency": frequency if entity_id else None,
+                "bucket": _bucket(fact, entity_id, frequency) if table is not None else None,
+                "prediction": names[pred],
+                "correct": correct,
+                "injected": inj,
+                "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped,
+            }
+        )
     if predictions_out is not None:
         with open(predictions_out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
@@ -516,8 +341,13 @@ def _score(
         # does not drown the others), and the micro P@1 over its facts
         macro, n_relations = _relation_mean(members)
         correct = sum(r["correct"] for r in members)
-        buckets[name] = {"facts": len(members), "correct": correct, "p_at_1": _p_at_1(correct, len(members)),
-                         "macro_p_at_1": macro, "relations": n_relations}
+        buckets[name] = {
+            "facts": len(members),
+            "correct": correct,
+            "p_at_1": _p_at_1(correct, len(members)),
+            "macro_p_at_1": macro,
+            "relations": n_relations,
+        }
     scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
     n_eval = sum(s["facts"] for s in per_relation.values())
     n_injected = sum(s["injected"] for s in per_relation.values())
@@ -618,18 +448,26 @@ def run_lama(
 
     ``variant`` is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
     ``pelt`` when a table is given.  ``permuted`` and ``random`` inject a control table
-    (:func:`pelt.eval.controls.write_control_table`) given as ``table_path``, as ``pelt`` does.  A baseline may still be given the table and task entities: they
+    (:func:`pelt.eval.controls.write_control_table`) given as ``table_path``, as ``pelt`` does.  A
+    baseline may still be given the table and task entities: they
     then only assign facts to frequency buckets, so that both variants are bucketed alike.
     ``norm`` is L for the injected vectors (default: the table's own).  ``uhn_path`` (written by
-    :func:`build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
+    :func:`pelt.eval.uhn.build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
     An uncased model is probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`, :func:`common_words`
     with ``common_vocab_lowercased``).  ``missing``: what a subject resolved to an entity without a vector
-    becomes (:data:`pelt.inject.MISSING`; the authors' LAMA code uses ``hidden``).
+    becomes (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
     """
     variant = resolve_variant(variant, table_path, task_entities_path, "run_lama", ("pelt", *CONTROLS))
     probe = _prepare(
-        model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, uhn_path,
-        common_vocab_lowercased, missing,
+        model_name_or_path,
+        facts,
+        relations_path,
+        common_vocab_path,
+        table_path,
+        task_entities_path,
+        uhn_path,
+        common_vocab_lowercased,
+        missing,
     )
     if variant != "baseline":
         probe.table.check_model(probe.model)
@@ -637,8 +475,13 @@ def run_lama(
     result["model_training"] = _training_summary(model_name_or_path)
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
-    logger.info("LAMA %s %s: macro P@1 %s over %d facts", model_name_or_path, variant, result["macro_p_at_1"],
-                result["counts"]["facts_evaluated"])
+    logger.info(
+        "LAMA %s %s: macro P@1 %s over %d facts",
+        model_name_or_path,
+        variant,
+        result["macro_p_at_1"],
+        result["counts"]["facts_evaluated"],
+    )
     return result
 
 
@@ -657,25 +500,6 @@ def choose_norm(scores: Mapping[float, float | None]) -> float:
     if not scored:
         raise ValueError("no L was scored: no fact survived candidate filtering")
     return min(scored, key=lambda norm: (-scored[norm], norm))
-
-
-def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None) -> float | None:
-    """L of a run with the table: the configured ``norm``, else the LAMA sweep's chosen L, else None (the table's).
-
-    The paper picks L on the knowledge probe and uses it everywhere (section 3.1): the LAMA runs
-    with the table and its controls, and the fine-tuning. A norm set in the config is the user's
-    decision and wins over the sweep, which is then not read.
-    """
-    if norm is not None:
-        return float(norm)
-    if sweep_json is None:
-        return None
-    with open(sweep_json, encoding="utf-8") as fh:
-        sweep = json.load(fh)
-    if sweep.get("task") != "lama_norm_sweep" or not isinstance(sweep.get("chosen_norm"), (int, float)):
-        raise ValueError(f"{sweep_json}: not a LAMA norm sweep with a chosen_norm")
-    logger.info("norm L = %g, chosen by the LAMA sweep %s", sweep["chosen_norm"], sweep_json)
-    return float(sweep["chosen_norm"])
 
 
 def sweep_norm(
@@ -703,33 +527,55 @@ def sweep_norm(
     norms = [float(n) for n in norms]
     if not norms or any(n <= 0 for n in norms):
         raise ValueError(f"sweep_norm: norms must be positive, got {norms}")
-    probe = _prepare(model_name_or_path, facts, relations_path, common_vocab_path, table_path, task_entities_path, None,
-                     common_vocab_lowercased, missing)
+    probe = _prepare(
+        model_name_or_path,
+        facts,
+        relations_path,
+        common_vocab_path,
+        table_path,
+        task_entities_path,
+        None,
+        common_vocab_lowercased,
+        missing,
+    )
     probe.table.check_model(probe.model)
     baseline = _score(probe, "baseline", None, batch_size, max_length, None)
     per_norm = []
     for norm in tqdm(norms, desc="LAMA norm sweep", unit="L"):
         result = _score(probe, "pelt", norm, batch_size, max_length, None)
-        per_norm.append({
-            "norm": norm,
-            "macro_p_at_1": result["macro_p_at_1"],
-            "micro_p_at_1": result["micro_p_at_1"],
-            "facts_evaluated": result["counts"]["facts_evaluated"],
-            "injected": result["counts"]["injected"],
-        })
+        per_norm.append(
+            {
+                "norm": norm,
+                "macro_p_at_1": result["macro_p_at_1"],
+                "micro_p_at_1": result["micro_p_at_1"],
+                "facts_evaluated": result["counts"]["facts_evaluated"],
+                "injected": result["counts"]["injected"],
+            }
+        )
     chosen = choose_norm({r["norm"]: r["macro_p_at_1"] for r in per_norm})
     sweep = {
         "task": "lama_norm_sweep",
         "model": model_name_or_path,
         "table": table_path,
         "table_norm": probe.table.norm,
-        "baseline": {"macro_p_at_1": baseline["macro_p_at_1"], "micro_p_at_1": baseline["micro_p_at_1"],
-                     "facts_evaluated": baseline["counts"]["facts_evaluated"]},
+        "baseline": {
+            "macro_p_at_1": baseline["macro_p_at_1"],
+            "micro_p_at_1": baseline["micro_p_at_1"],
+            "facts_evaluated": baseline["counts"]["facts_evaluated"],
+        },
         "norms": per_norm,
         "chosen_norm": chosen,
-        "counts": {k: baseline["counts"][k] for k in (
-            "facts_read", "malformed", "dropped_not_candidate", "candidates",
-            "subject_unresolved", "subject_not_in_table")},
+        "counts": {
+            k: baseline["counts"][k]
+            for k in (
+                "facts_read",
+                "malformed",
+                "dropped_not_candidate",
+                "candidates",
+                "subject_unresolved",
+                "subject_not_in_table",
+            )
+        },
     }
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(sweep, fh, indent=2)

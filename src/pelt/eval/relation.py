@@ -14,7 +14,7 @@ here the markers are plain text every tokenizer already knows -- ``@`` around th
 around the tail (the "entity marker (punct)" of Zhou & Chen, 2022) -- so no parameter is added (the
 premise of PELT) and the table's insertion works on ordinary text.  With a table, the head reads
 ``@ head ( E ) @`` as in the paper's code (start marker, mention, brackets and slot, end marker):
-the text is the tokens joined by spaces with the markers as words, and :func:`pelt.inject.inject`
+the text is the tokens joined by spaces with the markers as words, and :func:`pelt.injection.inject`
 inserts ``( E )`` after each mention's character span.
 
 **Finding the markers after injection.**  Injection only adds the bracket and slot tokens, so the
@@ -39,13 +39,22 @@ from pathlib import Path
 import numpy as np
 import torch
 from tqdm.auto import tqdm
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup
+from transformers import (
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    get_linear_schedule_with_warmup,
+)
 
-from pelt.encoding import mention_token_span
-from pelt.eval.lama import resolve_entities, resolve_variant
-from pelt.inject import inject
-from pelt.models import _decoder_start, _shift_right, family, load_masked_lm, max_input_length
+from pelt.eval.variants import resolve_variant
+from pelt.injection import inject
+from pelt.models import (
+    load_masked_lm,
+    max_input_length,
+    mention_token_span,
+    token_states,
+)
 from pelt.table import EntityTable
+from pelt.task_entities import resolve_entities
 from pelt.tasks import read_jsonl
 
 logger = logging.getLogger(__name__)
@@ -272,23 +281,6 @@ def marked_text(
     return " ".join(words), [(s, e) for s, e in spans], marker_chars
 
 
-def token_states(model: PreTrainedModel, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Last hidden states [B, T, H] of the masked LM's backbone, from input embeddings.
-
-    BART: the decoder's, fed the same sequence shifted right (as in :func:`pelt.models.forward_mlm`
-    and in table building), so that a position's state is the one the LM head reads there.
-    """
-    if family(model) == "bart":
-        start = model.get_input_embeddings()(_decoder_start(model, inputs_embeds.device))
-        return model.model(
-            inputs_embeds=inputs_embeds,
-            attention_mask=attention_mask,
-            decoder_inputs_embeds=_shift_right(inputs_embeds, start),
-            decoder_attention_mask=attention_mask,
-        ).last_hidden_state
-    return model.base_model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
-
-
 class RelationEncoder(torch.nn.Module):
     """Sentence encoder for relation classification: [state at head start marker; state at tail start marker].
 
@@ -319,7 +311,7 @@ class RelationEncoder(torch.nn.Module):
         self.markers = tuple(markers)
         self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
         self.autocast = autocast
-        self.missing = missing  # what a mention without a vector becomes (pelt.inject.MISSING)
+        self.missing = missing  # what a mention without a vector becomes (pelt.injection.MISSING)
         self.stats: Counter = Counter()
         bracket = (
             tokenizer(" (", add_special_tokens=False)["input_ids"]
@@ -449,7 +441,7 @@ def load_encoder(
     With ``train_table_path`` (FewRel 2.0: training and validation resolve against the Wikipedia
     table, the test against the biomedical one, as the authors' loader) the encoder holds both
     tables as ``{"train": ..., "test": ...}`` and entity ids name theirs (``train:<id>``,
-    :func:`pelt.inject.inject`); L is one for both. Weights stay fp32 (Adam on bf16 weights loses
+    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32 (Adam on bf16 weights loses
     small updates); on a GPU the forward runs under bf16 autocast.
     """
     variant = resolve_variant(variant, table_path, task_entities_path, what)
@@ -480,7 +472,7 @@ def load_encoder(
 def resolve_instances(
     instances: Sequence[Instance], task_entities_path: str | None
 ) -> list[tuple[str | None, str | None]]:
-    """(head, tail) entity ids through ``task_entities.parquet`` (:func:`pelt.eval.lama.resolve_entities`)."""
+    """(head, tail) entity ids through ``task_entities.parquet`` (:func:`pelt.task_entities.resolve_entities`)."""
     if task_entities_path is None:
         return [(None, None)] * len(instances)
     flat = resolve_entities([(e.name, e.qid) for inst in instances for e in (inst.head, inst.tail)], task_entities_path)
@@ -518,8 +510,9 @@ class AdamWNoBiasCorrection(torch.optim.Optimizer):
     up to 6.5 times larger than torch's AdamW takes; the decay is decoupled and applied after the
     update, as there."""
 
-    def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0):
+    def __init__(
+        self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6, weight_decay: float = 0.0
+    ):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
 
     @torch.no_grad()
@@ -542,8 +535,14 @@ class AdamWNoBiasCorrection(torch.optim.Optimizer):
 
 
 def adamw_with_warmup(
-    module: torch.nn.Module, lr: float, weight_decay: float, total_steps: int, warmup: float,
-    *, warmup_steps: int | None = None, bias_correction: bool = True,
+    module: torch.nn.Module,
+    lr: float,
+    weight_decay: float,
+    total_steps: int,
+    warmup: float,
+    *,
+    warmup_steps: int | None = None,
+    bias_correction: bool = True,
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW with linear warm-up over ``warmup`` of the steps (or ``warmup_steps`` steps, as the paper's
     FewRel code: 300), then linear decay (the paper's schedule); ``bias_correction`` False is that

@@ -61,7 +61,8 @@ def bar_chart_svg(
     for g, group in enumerate(groups):
         x0 = left + g * slot + slot * 0.1
         out.append(
-            f'<text x="{left + (g + 0.5) * slot}" y="{top_pad + plot_h + 16}" text-anchor="middle">{escape(group)}</text>'
+            f'<text x="{left + (g + 0.5) * slot}" y="{top_pad + plot_h + 16}" '
+            f'text-anchor="middle">{escape(group)}</text>'
         )
         for s, (name, vs) in enumerate(series.items()):
             if vs[g] is None:
@@ -123,15 +124,17 @@ def write_coverage(
         wanted = {(e["name"], e["qid"]) for e in entities}
         found = {e["entity_id"] for e in entities if e["entity_id"]}
         how = Counter(e["how"] for e in entities if e["entity_id"])
-        rows.append({
-            "domain": domain,
-            "model": model,
-            "wanted": len(wanted),
-            **{f"found_by_{method}": n for method, n in sorted(how.items())},
-            "not_found": sum(1 for e in entities if not e["entity_id"]),
-            "entities_found": len(found),
-            "entities_in_table": sum(entity_id in table for entity_id in found),
-        })
+        rows.append(
+            {
+                "domain": domain,
+                "model": model,
+                "wanted": len(wanted),
+                **{f"found_by_{method}": n for method, n in sorted(how.items())},
+                "not_found": sum(1 for e in entities if not e["entity_id"]),
+                "entities_found": len(found),
+                "entities_in_table": sum(entity_id in table for entity_id in found),
+            }
+        )
     header = list(dict.fromkeys(key for row in rows for key in row))
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header, restval=0)
@@ -141,15 +144,16 @@ def write_coverage(
     groups = [f"{r['domain']} / {r['model']}" for r in rows]
     series = {m.replace("_", " "): [float(r.get(m, 0)) for r in rows] for m in measures}
     with open(out_svg, "w", encoding="utf-8") as fh:
-        fh.write(bar_chart_svg(groups, series, "Task entities: how they were linked, and how many have a vector",
-                               "entities"))
+        fh.write(
+            bar_chart_svg(groups, series, "Task entities: how they were linked, and how many have a vector", "entities")
+        )
     for row in rows:
         logger.info("coverage %s", ", ".join(f"{k} = {v}" for k, v in row.items()))
     return rows
 
 
 # Counts of input that a stage dropped (or, for bytes that are not UTF-8, repaired and kept), as the
-# stages name them (pelt.corpus, pelt.s2orc, pelt.linking, pelt.entities, pelt.sampling): flagged in
+# stages name them (pelt.corpus, pelt.corpus.s2orc, pelt.linking, pelt.linking.entities, pelt.sampling): flagged in
 # the input-quality table. Pages outside the article namespace are skipped by design, not for being
 # bad, and are not flagged (the corpus log keeps them quiet for the same reason).
 SKIP_COUNTS = re.compile(
@@ -168,14 +172,16 @@ def input_quality_rows(counts_jsons: Sequence[str | os.PathLike[str]]) -> list[d
         with open(path, encoding="utf-8") as fh:
             record = json.load(fh)
         for name, value in record["counts"].items():
-            rows.append({
-                "domain": record["domain"],
-                "stage": record["stage"],
-                "source": record["source"] or "",
-                "count": name,
-                "value": value,
-                "skip": int(SKIP_COUNTS.fullmatch(name) is not None),
-            })
+            rows.append(
+                {
+                    "domain": record["domain"],
+                    "stage": record["stage"],
+                    "source": record["source"] or "",
+                    "count": name,
+                    "value": value,
+                    "skip": int(SKIP_COUNTS.fullmatch(name) is not None),
+                }
+            )
     return rows
 
 
@@ -195,7 +201,7 @@ def write_input_quality(
         writer.writerows(rows)
     flagged = [row for row in rows if row["skip"] and row["value"]]
     cells = "".join(
-        ("<tr class=\"skipped\">" if row["skip"] and row["value"] else "<tr>")
+        ('<tr class="skipped">' if row["skip"] and row["value"] else "<tr>")
         + "".join(f"<td>{escape(str(row[column]))}</td>" for column in INPUT_QUALITY_COLUMNS)
         + "</tr>\n"
         for row in rows
@@ -203,7 +209,7 @@ def write_input_quality(
     header = "".join(f"<th>{column}</th>" for column in INPUT_QUALITY_COLUMNS)
     with open(out_html, "w", encoding="utf-8") as fh:
         fh.write(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Input quality</title><style>"
+            '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Input quality</title><style>'
             "body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
             "tr.skipped{background:#f8d0c0;font-weight:bold}</style></head><body>\n"

@@ -145,19 +145,21 @@ PAPER_RESULTS: dict[str, dict[tuple[str, str], dict[str, tuple[float, float | No
     # Table 2 (FewRel 1.0 and 2.0, Proto, N-K = N-way K-shot)
     "fewrel1": {
         ("roberta-base", "baseline"): {
-            "5-1": (90.4, 0.3), "5-5": (96.2, 0.0), "10-1": (84.2, 0.5), "10-5": (93.9, 0.1)
+            "5-1": (90.4, 0.3),
+            "5-5": (96.2, 0.0),
+            "10-1": (84.2, 0.5),
+            "10-5": (93.9, 0.1),
         },
-        ("roberta-base", "pelt"): {
-            "5-1": (92.7, 0.3), "5-5": (97.5, 0.0), "10-1": (87.5, 0.3), "10-5": (95.4, 0.1)
-        },
+        ("roberta-base", "pelt"): {"5-1": (92.7, 0.3), "5-5": (97.5, 0.0), "10-1": (87.5, 0.3), "10-5": (95.4, 0.1)},
     },
     "fewrel2": {
         ("roberta-base", "baseline"): {
-            "5-1": (71.2, 2.1), "5-5": (89.4, 0.2), "10-1": (53.3, 0.8), "10-5": (83.1, 0.4)
+            "5-1": (71.2, 2.1),
+            "5-5": (89.4, 0.2),
+            "10-1": (53.3, 0.8),
+            "10-5": (83.1, 0.4),
         },
-        ("roberta-base", "pelt"): {
-            "5-1": (75.0, 1.3), "5-5": (92.1, 0.2), "10-1": (60.4, 1.1), "10-5": (85.6, 0.2)
-        },
+        ("roberta-base", "pelt"): {"5-1": (75.0, 1.3), "5-5": (92.1, 0.2), "10-1": (60.4, 1.1), "10-5": (85.6, 0.2)},
     },
     # Table 3 (Wiki80 test accuracy; 1% / 10% / 100% of the training data)
     "wiki80": {
@@ -231,25 +233,37 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
     for (benchmark, model, variant, setting), runs in groups.items():
         seeds = [r["seed"] for r in runs]
         if len(set(seeds)) != len(seeds):
-            raise ValueError(f"two {benchmark} results for model {model!r}, variant {variant!r}, "
-                             f"setting {setting!r} with the same seed: {sorted(seeds)}")
+            raise ValueError(
+                f"two {benchmark} results for model {model!r}, variant {variant!r}, "
+                f"setting {setting!r} with the same seed: {sorted(seeds)}"
+            )
         accuracies = [r["accuracy"] for r in runs]
         paper = _paper(benchmark, model, variant, setting)
-        rows.append({
-            "benchmark": benchmark,
-            "model": model,
-            "variant": variant,
-            "setting": setting,
-            "n_seeds": len(runs),
-            "seeds": " ".join(str(s) for s in sorted(seeds)),
-            "accuracy_mean": statistics.fmean(accuracies),
-            "accuracy_std": statistics.stdev(accuracies) if len(runs) > 1 else None,
-            "n": runs[0]["n"],
-            "paper_mean": paper[0] if paper else None,
-            "paper_std": paper[1] if paper else None,
-        })
-    rows.sort(key=lambda r: (r["benchmark"], r["model"], _VARIANT_ORDER.get(r["variant"], 2), r["variant"],
-                             _SETTING_ORDER.get(r["setting"], len(_SETTING_ORDER)), r["setting"]))
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "model": model,
+                "variant": variant,
+                "setting": setting,
+                "n_seeds": len(runs),
+                "seeds": " ".join(str(s) for s in sorted(seeds)),
+                "accuracy_mean": statistics.fmean(accuracies),
+                "accuracy_std": statistics.stdev(accuracies) if len(runs) > 1 else None,
+                "n": runs[0]["n"],
+                "paper_mean": paper[0] if paper else None,
+                "paper_std": paper[1] if paper else None,
+            }
+        )
+    rows.sort(
+        key=lambda r: (
+            r["benchmark"],
+            r["model"],
+            _VARIANT_ORDER.get(r["variant"], 2),
+            r["variant"],
+            _SETTING_ORDER.get(r["setting"], len(_SETTING_ORDER)),
+            r["setting"],
+        )
+    )
     return rows
 
 
@@ -262,25 +276,41 @@ def _mean_std(mean: float | None, std: float | None) -> str:
 def _write_seed_tables(rows: list[dict], out_csv, out_md, title: str) -> None:
     """CSV (one row per group, fractions) and Markdown in the paper's layout: one row per model and variant,
     one column per benchmark and setting, the paper's row under ours where it reports the same setting."""
-    header = ["benchmark", "model", "variant", "setting", "n_seeds", "seeds", "accuracy_mean", "accuracy_std", "n",
-              "paper_mean", "paper_std"]
+    header = [
+        "benchmark",
+        "model",
+        "variant",
+        "setting",
+        "n_seeds",
+        "seeds",
+        "accuracy_mean",
+        "accuracy_std",
+        "n",
+        "paper_mean",
+        "paper_std",
+    ]
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
         writer.writerows(rows)
-    columns = sorted({(r["benchmark"], r["setting"]) for r in rows},
-                     key=lambda c: (c[0], _SETTING_ORDER.get(c[1], len(_SETTING_ORDER)), c[1]))
+    columns = sorted(
+        {(r["benchmark"], r["setting"]) for r in rows},
+        key=lambda c: (c[0], _SETTING_ORDER.get(c[1], len(_SETTING_ORDER)), c[1]),
+    )
     cells: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
     for r in rows:
         cells.setdefault((r["model"], r["variant"]), {})[(r["benchmark"], r["setting"])] = r
     md_header = ["Model", "Variant"] + [f"{_BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
     lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
     for (model, variant), by_column in cells.items():
-        ours = [_mean_std(by_column[c]["accuracy_mean"], by_column[c]["accuracy_std"]) if c in by_column else "–"
-                for c in columns]
+        ours = [
+            _mean_std(by_column[c]["accuracy_mean"], by_column[c]["accuracy_std"]) if c in by_column else "–"
+            for c in columns
+        ]
         lines.append("| " + " | ".join([f"`{model}`", variant, *ours]) + " |")
-        paper = [_mean_std(by_column[c]["paper_mean"], by_column[c]["paper_std"]) if c in by_column else "–"
-                 for c in columns]
+        paper = [
+            _mean_std(by_column[c]["paper_mean"], by_column[c]["paper_std"]) if c in by_column else "–" for c in columns
+        ]
         if any(cell != "–" for cell in paper):
             lines.append("| " + " | ".join([PAPER_CITATION, variant, *paper]) + " |")
     with open(out_md, "w", encoding="utf-8") as fh:
@@ -294,8 +324,7 @@ def write_fewrel_summary(
     """FewRel accuracy, mean ± std over seeds, per benchmark and N-K setting (the paper's Table 2)."""
     results = _load(result_jsons, "fewrel", {"dataset", "model", "variant", "seed", "setting", "accuracy", "n"})
     rows = aggregate_seeds(results, lambda r: r["dataset"])
-    _write_seed_tables(rows, out_csv, out_md,
-                       "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot.")
+    _write_seed_tables(rows, out_csv, out_md, "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot.")
 
 
 def write_wiki80_summary(
@@ -309,9 +338,12 @@ def write_wiki80_summary(
     results = _load(result_jsons, "wiki80", {"model", "variant", "seed", "setting", "accuracy", "n", "eval_file"})
     rows = aggregate_seeds(results, lambda r: "wiki80")
     evaluated = sorted({os.path.basename(r["eval_file"]) for r in results})
-    _write_seed_tables(rows, out_csv, out_md,
-                       f"Wiki80 accuracy (%), mean ± std over seeds, evaluated on {', '.join(evaluated)} "
-                       "(the paper: test.jsonl).")
+    _write_seed_tables(
+        rows,
+        out_csv,
+        out_md,
+        f"Wiki80 accuracy (%), mean ± std over seeds, evaluated on {', '.join(evaluated)} (the paper: test.jsonl).",
+    )
 
 
 def write_norm_sweep_summary(
@@ -330,12 +362,31 @@ def write_norm_sweep_summary(
     rows = []
     for s in sweeps:
         paper_norm = PAPER_NORMS.get(paper_model(s["model"]) or "")
-        rows.append({"model": s["model"], "norm": None, "macro_p_at_1": s["baseline"]["macro_p_at_1"],
-                     "micro_p_at_1": s["baseline"]["micro_p_at_1"], "facts": s["baseline"]["facts_evaluated"],
-                     "injected": 0, "chosen": False, "paper_norm": paper_norm})
-        rows += [{"model": s["model"], "norm": r["norm"], "macro_p_at_1": r["macro_p_at_1"],
-                  "micro_p_at_1": r["micro_p_at_1"], "facts": r["facts_evaluated"], "injected": r["injected"],
-                  "chosen": r["norm"] == s["chosen_norm"], "paper_norm": paper_norm} for r in s["norms"]]
+        rows.append(
+            {
+                "model": s["model"],
+                "norm": None,
+                "macro_p_at_1": s["baseline"]["macro_p_at_1"],
+                "micro_p_at_1": s["baseline"]["micro_p_at_1"],
+                "facts": s["baseline"]["facts_evaluated"],
+                "injected": 0,
+                "chosen": False,
+                "paper_norm": paper_norm,
+            }
+        )
+        rows += [
+            {
+                "model": s["model"],
+                "norm": r["norm"],
+                "macro_p_at_1": r["macro_p_at_1"],
+                "micro_p_at_1": r["micro_p_at_1"],
+                "facts": r["facts_evaluated"],
+                "injected": r["injected"],
+                "chosen": r["norm"] == s["chosen_norm"],
+                "paper_norm": paper_norm,
+            }
+            for r in s["norms"]
+        ]
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
@@ -351,7 +402,9 @@ def write_norm_sweep_summary(
         cells += [f"{s['chosen_norm']:g}", "–" if paper_norm is None else f"{paper_norm:g}"]
         lines.append("| " + " | ".join(cells) + " |")
     with open(out_md, "w", encoding="utf-8") as fh:
-        fh.write("LAMA macro P@1 (%) of the pelt variant for each norm L of the entity vectors; the chosen L "
-                 "(best, ties to the smallest) is used for fine-tuning.\n\n")
+        fh.write(
+            "LAMA macro P@1 (%) of the pelt variant for each norm L of the entity vectors; the chosen L "
+            "(best, ties to the smallest) is used for fine-tuning.\n\n"
+        )
         fh.write("\n".join(lines) + "\n")
     logger.info("norm sweep summary of %d models written to %s and %s", len(sweeps), out_csv, out_md)

@@ -10,25 +10,18 @@ most often links to, else missing.
 from __future__ import annotations
 
 import logging
-import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pelt.corpus import read_pages
-from pelt.linking import normalize_alias, resolve_titles
-from pelt.wikitext import normalize_title
+from pelt.corpus.documents import read_pages
+from pelt.corpus.wikitext import normalize_title
+from pelt.linking.link import normalize_alias, resolve_titles
+from pelt.task_entities import write_task_entities
 
 log = logging.getLogger(__name__)
 
-TASK_ENTITIES_SCHEMA = pa.schema(
-    [("name", pa.string()), ("qid", pa.string()), ("entity_id", pa.string()), ("how", pa.string())]
-)
 # The rules of resolve_task_entities, most reliable first; every one is counted, zeros included, so
 # that the report shows "how_missing = 0" rather than leaving the reader to guess.
 RESOLVED_HOW = ("qid", "title", "redirect", "alias", "missing")
@@ -59,14 +52,11 @@ def _lookups(
         by_qid = {row["qid"]: row["entity_id"] for row in rows}
     wanted_titles = _small(spark, "title", (normalize_title(name) for name, _ in wanted))
     by_title = {
-        row["title"]: (row["entity_id"], row["status"])
-        for row in titles.join(wanted_titles, "title").collect()
+        row["title"]: (row["entity_id"], row["status"]) for row in titles.join(wanted_titles, "title").collect()
     }
     best: dict[str, tuple[int, str]] = {}
     aliases = spark.read.parquet(aliases_path)
-    for row in aliases.join(
-        _small(spark, "alias", (normalize_alias(name) for name, _ in wanted)), "alias"
-    ).collect():
+    for row in aliases.join(_small(spark, "alias", (normalize_alias(name) for name, _ in wanted)), "alias").collect():
         # Most links win; ties go to the smaller id so that reruns agree.
         key = (-row["count"], row["entity_id"])
         if row["alias"] not in best or key < best[row["alias"]]:
@@ -100,47 +90,4 @@ def resolve_task_entities(
             rows.append((name, qid, by_alias[normalize_alias(name)], "alias"))
         else:
             rows.append((name, qid, None, "missing"))
-    return _write_task_entities(rows, len(wanted), out_path, RESOLVED_HOW)
-
-
-def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> dict[str, int]:
-    """The task-entities file of a corpus without pages (S2ORC): each entity is its own id (the
-    QID when given, else the name, ``how`` = ``string``), and string matching of its names in
-    the text (:func:`pelt.linking.link_by_string`) finds its mentions."""
-    unique = list(dict.fromkeys(wanted))
-    rows = [(name, qid, qid or name, "string") for name, qid in unique]
-    return _write_task_entities(rows, len(wanted), out_path, ("string",))
-
-
-def _write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: Iterable[str]) -> dict[str, int]:
-    """Write the rows atomically; return and log ``wanted``, ``duplicates`` and ``how_<rule>`` for
-    each of ``hows``."""
-    table = pa.Table.from_pylist(
-        [dict(zip(TASK_ENTITIES_SCHEMA.names, row, strict=True)) for row in rows], schema=TASK_ENTITIES_SCHEMA
-    )
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    partial_path = f"{out_path}.partial"
-    pq.write_table(table, partial_path)
-    os.replace(partial_path, out_path)  # a killed job leaves no file that looks complete
-    counts = {"wanted": n_wanted, "duplicates": n_wanted - len(rows)}
-    by_how = Counter(row[3] for row in rows)
-    counts.update({f"how_{how}": by_how[how] for how in sorted(hows)})
-    for key, value in counts.items():
-        log.info("task entities: %s = %d", key, value)
-    return counts
-
-
-def names_by_entity(path: str) -> dict[str, list[str]]:
-    """entity_id -> the task names that resolved to it, for string matching."""
-    names: dict[str, list[str]] = {}
-    for row in pq.read_table(path, columns=["name", "entity_id"]).to_pylist():
-        if row["entity_id"] is not None:
-            names.setdefault(row["entity_id"], []).append(row["name"])
-    return {entity_id: sorted(set(entity_names)) for entity_id, entity_names in sorted(names.items())}
-
-
-def resolved_entity_ids(path: str) -> list[str]:
-    """The distinct entity ids of a task-entities file, for sampling on demand; entities that
-    were not found are left out (their count is in the resolution log)."""
-    entity_ids = pq.read_table(path, columns=["entity_id"]).column("entity_id").to_pylist()
-    return sorted({entity_id for entity_id in entity_ids if entity_id is not None})
+    return write_task_entities(rows, len(wanted), out_path, RESOLVED_HOW)

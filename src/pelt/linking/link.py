@@ -10,7 +10,7 @@ and the entity it refers to. Wikipedia gives three kinds of evidence, used in th
   entities that Wikipedia links to (red links, pages outside a partial dump), and dropping them
   would silently lose mentions; their number is reported as ``anchors_to_absent_pages``.
 * **aliases**: anchor texts (count = occurrences) plus redirect titles and page titles (count at
-  least 1); used to find candidate names in text and by :mod:`pelt.entities`.
+  least 1); used to find candidate names in text and by :mod:`pelt.linking.entities`.
 * **the heuristic** (paper, Algorithm 1): Wikipedia links an entity once per article, so later
   mentions are plain text. Starting from S = the pages linked in the document plus the document's
   own page (an article talks about its subject without linking it), repeat: S' = S and its
@@ -22,7 +22,7 @@ and the entity it refers to. Wikipedia gives three kinds of evidence, used in th
 Scaling choices (see the functions for details):
 
 * Candidate names (the paper's E: every occurrence of any alias, matched on spaCy tokens,
-  case-sensitive, longest match first, never over an anchor) are found by :mod:`pelt.names` with a
+  case-sensitive, longest match first, never over an anchor) are found by :mod:`pelt.linking.names` with a
   broadcast Bloom filter of the alias token prefixes, while each document is segmented (one
   tokenization serves sentences and names); an exact join against the aliases then removes the
   filter's false positives. So the aliases (from the anchors alone) come before the sentences.
@@ -42,22 +42,20 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache, partial
 from typing import Any
 
-import pyarrow as pa
 import spacy
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructType
 from spacy.language import Language
 
-from pelt.corpus import read_documents, read_pages
-from pelt.names import BloomFilter, candidate_names, filter_entries, name_key
-from pelt.sentences import sentence_spans, tokenize, trim_span
+from pelt.corpus.documents import read_documents, read_pages
+from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_key
+from pelt.linking.sentences import sentence_spans, tokenize, trim_span
+from pelt.spark import map_rows
 
 log = logging.getLogger(__name__)
 
@@ -73,23 +71,6 @@ _SEGMENT_DDL = (
 )
 _NAMES_DDL = "doc_id string, sent_idx int, start int, end int, name string"
 _LINKS_DDL = "doc_id string, name string, entity_id string, iteration int"
-
-
-def map_rows(df: DataFrame, fn: Callable[[dict[str, Any]], Iterable[dict[str, Any]]], ddl: str) -> DataFrame:
-    """Apply ``fn`` (one input row as a dict -> output rows as dicts) in Arrow batches.
-
-    ``mapInArrow`` keeps nested arrays of structs cheap to move between the JVM and Python, unlike
-    row-at-a-time UDFs; ``ddl`` is the Spark schema of the output rows.
-    """
-    schema = StructType.fromDDL(ddl)
-    arrow_schema = to_arrow_schema(schema)
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            rows = [out for row in batch.to_pylist() for out in fn(row)]
-            yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
-
-    return df.mapInArrow(run, schema)
 
 
 def _require_columns(df: DataFrame, columns: Iterable[str], what: str) -> None:
@@ -141,11 +122,11 @@ def segment_document(
 ) -> list[dict[str, Any]]:
     """Split one document into sentences, place its anchors in them, and find its candidate names.
 
-    The text is tokenized once (:func:`pelt.sentences.tokenize`) for both sentences and names.
+    The text is tokenized once (:func:`pelt.linking.sentences.tokenize`) for both sentences and names.
     Every usable anchor is returned (its text is an alias and its target a page linked from the
     document, whatever the sentence splitter did); only anchors inside one sentence get a
     ``sent_idx`` and a span re-based to that sentence, the others have nulls there. With a name
-    filter, ``candidates`` holds the n-grams that may be names (:func:`pelt.names.candidate_names`),
+    filter, ``candidates`` holds the n-grams that may be names (:func:`pelt.linking.names.candidate_names`),
     never over an anchor; an ``ner`` pipeline keeps only the names it recognises.
     """
     text = row["text"] or ""
@@ -342,9 +323,7 @@ def _resolve(df: DataFrame, titles: DataFrame, column: str) -> DataFrame:
     found = titles.withColumnRenamed("title", column)
     return (
         df.join(found, column, "left")
-        .withColumn(
-            "entity_id", F.when(F.col("status").isNull(), F.col(column)).otherwise(F.col("entity_id"))
-        )
+        .withColumn("entity_id", F.when(F.col("status").isNull(), F.col(column)).otherwise(F.col("entity_id")))
         .withColumn("in_dump", F.coalesce("in_dump", F.lit(False)))
         .withColumn("status", F.coalesce("status", F.lit("absent")))
     )
@@ -448,9 +427,7 @@ def _heuristic(
     cands = names.select("doc_id", "name").distinct().join(name_entities, "name")
     seeds = (
         anchors.select("doc_id", F.col("entity_id").alias("node"))
-        .unionByName(
-            own.filter(F.col("entity_id").isNotNull()).select("doc_id", F.col("entity_id").alias("node"))
-        )
+        .unionByName(own.filter(F.col("entity_id").isNotNull()).select("doc_id", F.col("entity_id").alias("node")))
         .distinct()
     )
     nodes = seeds.unionByName(cands.select("doc_id", F.col("entity_id").alias("node"))).distinct()
@@ -460,9 +437,7 @@ def _heuristic(
         cands.groupBy("doc_id")
         .agg(F.collect_list(F.struct("name", "entity_id")).alias("cands"))
         .join(seeds.groupBy("doc_id").agg(F.collect_list("node").alias("seeds")), "doc_id")
-        .join(
-            adjacency.groupBy("doc_id").agg(F.collect_list(F.struct("c", "n")).alias("adj")), "doc_id", "left"
-        )
+        .join(adjacency.groupBy("doc_id").agg(F.collect_list(F.struct("c", "n")).alias("adj")), "doc_id", "left")
     )
     return map_rows(per_doc, partial(_link_document, max_iterations=max_iterations), _LINKS_DDL)
 
@@ -470,9 +445,7 @@ def _heuristic(
 # --- outputs -------------------------------------------------------------------------------------------
 
 
-def _write_mentions(
-    segments: DataFrame, mentions: DataFrame, path: str, methods: Iterable[str]
-) -> dict[str, int]:
+def _write_mentions(segments: DataFrame, mentions: DataFrame, path: str, methods: Iterable[str]) -> dict[str, int]:
     """Attach the sentence text, write with the contract schema, return the count per method."""
     sentences = segments.select("doc_id", F.posexplode("sentences").alias("sent_idx", "sentence"))
     out = mentions.join(sentences, ["doc_id", "sent_idx"]).select(
@@ -562,9 +535,9 @@ def link_wikipedia(
 
     name_entities = None
     if heuristic:
-        name_entities = (
-            _alias_names(aliases).join(aliases, "alias").select("name", "entity_id").distinct()
-        ).persist(StorageLevel.MEMORY_AND_DISK)
+        name_entities = (_alias_names(aliases).join(aliases, "alias").select("name", "entity_id").distinct()).persist(
+            StorageLevel.MEMORY_AND_DISK
+        )
         cached.append(name_entities)
     segments, segment_counts = _segment_documents(documents, name_entities, ner_model=ner_model)
     counts.update(segment_counts)
@@ -579,9 +552,7 @@ def link_wikipedia(
         own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
         names = _find_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
         counts["name_occurrences"] = names.count()
-        links = _heuristic(names, kept, own, name_entities, max_iterations).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
+        links = _heuristic(names, kept, own, name_entities, max_iterations).persist(StorageLevel.MEMORY_AND_DISK)
         cached += [names, links]
         for row in links.groupBy("iteration").count().collect():
             counts[f"heuristic_names_iteration_{row['iteration']}"] = row["count"]

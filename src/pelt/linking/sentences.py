@@ -7,7 +7,7 @@ ends a paragraph, heading or list item, so sentences never cross one.
 
 Speed is the point of this module (issue 3: parse + split + link at 1 M characters per second per
 core). A document is tokenized once, and the tokens leave spaCy as arrays (:class:`Tokens`):
-sentence boundaries and name matching (:mod:`pelt.names`) are numpy over those arrays, not Python
+sentence boundaries and name matching (:mod:`pelt.linking.names`) are numpy over those arrays, not Python
 loops over ``Token`` objects, and nothing tokenizes the text a second time. The tokenizer is called
 once per paragraph, not once per document: it stops caching the chunks of a text for the rest of
 that text once a special case ("'s", "e.g.") has occurred in it, so on whole articles most chunks

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
-from pelt.linking import map_rows
-from pelt.names import name_key
+from pelt.linking.names import name_key
+from pelt.spark import map_rows
 
 T = TypeVar("T")
 
@@ -47,9 +47,7 @@ def hide_anchors(doc_id: str, links: Sequence[T], share: float, seed: int) -> tu
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share must be in [0, 1], got {share}")
     n_hidden = math.floor(share * len(links) + 0.5)
-    ranked = sorted(
-        range(len(links)), key=lambda i: hashlib.sha256(f"{seed}\x1f{doc_id}\x1f{i}".encode()).hexdigest()
-    )
+    ranked = sorted(range(len(links)), key=lambda i: hashlib.sha256(f"{seed}\x1f{doc_id}\x1f{i}".encode()).hexdigest())
     hidden = set(ranked[:n_hidden])
     return (
         [link for i, link in enumerate(links) if i not in hidden],
@@ -83,7 +81,7 @@ def most_frequent_entity(aliases: Iterable[tuple[str, str, int]]) -> dict[str, l
     """The "link every alias" baseline's names: entity -> the aliases for which it is the most
     frequent entity (by anchor count; ties to the smallest entity id).
 
-    Aliases are grouped by their matching key (:func:`pelt.linking.name_key`), as the linker
+    Aliases are grouped by their matching key (:func:`pelt.linking.link.name_key`), as the linker
     matches them, so every key goes to exactly one entity and ``link_by_string`` (which skips
     names of two entities) links every occurrence of every alias.
     """
@@ -132,9 +130,7 @@ def score_mentions(predicted: Iterable[Mention], gold: Iterable[Mention]) -> dic
                 tp += 1
             else:
                 wrong_entity += 1
-        elif any(
-            start < g_end and g_start < end for g_start, g_end in by_sentence.get((doc_id, sent_idx), ())
-        ):
+        elif any(start < g_end and g_start < end for g_start, g_end in by_sentence.get((doc_id, sent_idx), ())):
             wrong_span += 1
         else:
             unjudged += 1
@@ -172,7 +168,5 @@ def alias_coverage(gold: Iterable[tuple[str, str]], aliases: Iterable[tuple[str,
     return {
         "gold": n,
         "name_is_alias": sum(key in entities for key, _ in keys) / n if n else 0.0,
-        "name_is_alias_of_entity": (
-            sum(entity in entities.get(key, ()) for key, entity in keys) / n if n else 0.0
-        ),
+        "name_is_alias_of_entity": (sum(entity in entities.get(key, ()) for key, entity in keys) / n if n else 0.0),
     }

@@ -31,7 +31,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from pelt.corpus import DOCUMENTS_SCHEMA, expand_paths, files_without_documents, log_skips
+from pelt.corpus.documents import (
+    DOCUMENTS_SCHEMA,
+    expand_paths,
+    files_without_documents,
+    log_skips,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -162,9 +167,7 @@ def build_s2orc_corpus(
     ``include_body=False`` keeps abstracts only.
     """
     files = expand_paths(paths)
-    rdd = spark.sparkContext.parallelize(files, len(files)).flatMap(
-        partial(_file_rows, include_body=include_body)
-    )
+    rdd = spark.sparkContext.parallelize(files, len(files)).flatMap(partial(_file_rows, include_body=include_body))
     rows = spark.createDataFrame(rdd, _ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         by_kind: Counter[str] = Counter()

@@ -7,14 +7,14 @@ millions of aliases of enwiki, most of an hour and tens of GB per worker. Instea
 
 * A name is a token sequence (:func:`name_key`), identified by a 64-bit hash chained over spaCy's
   per-token string ids (``ORTH``; ``LOWER`` for matching in any casing). The text's tokens
-  arrive as arrays (:class:`pelt.sentences.Tokens`), so the hash of every n-gram of a document is a
+  arrive as arrays (:class:`pelt.linking.sentences.Tokens`), so the hash of every n-gram of a document is a
   few numpy operations, with no strings built.
 * Every Python worker gets a broadcast Bloom filter of the names and their proper token prefixes
   (~10 bits each: ~60 MB for 50 M entries). N-grams grow from every token, all at once, only while
   the filter says they are a prefix of some name, so the work per token is a few vectorised probes
   whatever the number of aliases. Whole-name hits are candidates; an exact join against the
   aliases then removes the filter's false positives (~1 %), and the longest match per span is kept
-  (:func:`pelt.linking.longest_names`): the PhraseMatcher's result (a test checks it).
+  (:func:`pelt.linking.link.longest_names`): the PhraseMatcher's result (a test checks it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pelt.sentences import Tokens, nlp, string_id
+from pelt.linking.sentences import Tokens, nlp, string_id
 
 # splitmix64's finaliser: a fast, well-mixed bijection of 64-bit integers.
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)

@@ -1,4 +1,4 @@
-"""Corpus stage (Spark): Wikipedia dumps -> ``documents/`` and ``pages/`` Parquet.
+"""Corpus stage (Spark): Wikipedia dumps -> ``documents/`` and ``pages/`` Parquet (:mod:`pelt.corpus.documents`).
 
 Parsing runs inside Spark tasks: the driver only lists work items (one per dump file, or one per
 byte range of bz2 streams for a multistream dump with its index beside it), so a large dump is
@@ -17,11 +17,10 @@ domain whose files hold no document at all is an error.
 
 from __future__ import annotations
 
-import glob
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from functools import partial
 
 from pyspark import StorageLevel
@@ -29,14 +28,23 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pelt.wikitext import (
+from pelt.corpus.documents import (
+    LINK_TYPE,
+    PAGES_SCHEMA,
+    expand_paths,
+    files_without_documents,
+    log_skips,
+)
+from pelt.corpus.dump import (
     DumpPage,
     DumpStats,
-    is_disambiguation,
     iter_dump_pages,
     iter_multistream_pages,
     multistream_index_path,
     multistream_ranges,
+)
+from pelt.corpus.wikitext import (
+    is_disambiguation,
     normalize_title,
     redirect_target,
     wikitext_to_plain,
@@ -44,34 +52,6 @@ from pelt.wikitext import (
 
 logger = logging.getLogger(__name__)
 
-# Contract schemas. Every field is nullable because that is how Spark reads any Parquet file back;
-# written and re-read schemas then compare equal.
-LINK_TYPE = T.StructType(
-    [
-        T.StructField("start", T.IntegerType()),
-        T.StructField("end", T.IntegerType()),
-        T.StructField("target", T.StringType()),
-    ]
-)
-DOCUMENTS_SCHEMA = T.StructType(
-    [
-        T.StructField("doc_id", T.StringType()),
-        T.StructField("title", T.StringType()),
-        T.StructField("text", T.StringType()),
-        T.StructField("links", T.ArrayType(LINK_TYPE)),
-    ]
-)
-PAGES_SCHEMA = T.StructType(
-    [
-        T.StructField("page_id", T.LongType()),
-        T.StructField("title", T.StringType()),
-        T.StructField("is_redirect", T.BooleanType()),
-        T.StructField("redirect_to", T.StringType()),
-        T.StructField("is_disambiguation", T.BooleanType()),
-        T.StructField("qid", T.StringType()),
-    ]
-)
-# What the parsing tasks emit: a page (skip is null) or a skipped page / read error, and the file
 # it came from.
 _PAGE_ROWS = T.StructType(
     [
@@ -89,22 +69,6 @@ WIKIPEDIA_SKIP_REASONS = ("other_namespace", "bad_redirect", "wikitext_error", "
 DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
 
 WorkItem = tuple[str, int | None, int | None]
-
-
-def as_paths(paths: str | Sequence[str]) -> list[str]:
-    """One path or a list of them, as a list (a domain's corpus is one output per file)."""
-    return [paths] if isinstance(paths, str) else list(paths)
-
-
-def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Expand globs (configs name ``dir/*.jsonl``); a pattern that matches nothing is an error."""
-    found: list[str] = []
-    for pattern in paths:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else glob.glob(glob.escape(pattern))
-        if not matches:
-            raise FileNotFoundError(f"no input file matches {pattern!r}")
-        found.extend(matches)
-    return found
 
 
 def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[WorkItem]:
@@ -176,58 +140,9 @@ def parse_page_props(line: str) -> list[tuple[int, str]]:
 
 
 def _page_qids(spark: SparkSession, paths: list[str]) -> DataFrame:
-    schema = T.StructType(
-        [T.StructField("page_id", T.LongType(), False), T.StructField("qid", T.StringType(), False)]
-    )
+    schema = T.StructType([T.StructField("page_id", T.LongType(), False), T.StructField("qid", T.StringType(), False)])
     lines = spark.read.text(paths).rdd.map(lambda row: row.value)
     return spark.createDataFrame(lines.flatMap(parse_page_props), schema).dropDuplicates(["page_id"])
-
-
-def log_skips(rows: DataFrame, counts: dict[str, int], stage: str, quiet: Iterable[str] = ()) -> None:
-    """Log the counts of a stage and a few examples of each skip reason (``quiet`` reasons: counts only)."""
-    logger.info("%s: %s", stage, ", ".join(f"{k}={v}" for k, v in counts.items()))
-    noisy = rows.where(F.col("skip").isNotNull() & ~F.col("skip").isin(list(quiet)))
-    for row in noisy.select("skip", "detail").limit(20).collect():
-        logger.warning("%s: skipped (%s): %s", stage, row.skip, row.detail)
-
-
-def files_without_documents(
-    files: list[str], with_documents: Iterable[str], counts: Mapping[str, int], stage: str
-) -> int:
-    """How many of ``files`` gave no document; each is logged with what the stage read.
-
-    A skip, not an error: with one corpus job per file, one empty or truncated file among many
-    must not stop the domain. A domain whose files give no document at all fails where they are
-    read together (:func:`read_documents`), rather than as an empty table hours later.
-    """
-    empty = sorted(set(files) - set(with_documents))
-    if empty:
-        found = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "nothing"
-        logger.warning(
-            "%s: no document in %s (read: %s); a wrong path, or an empty or truncated file?", stage, empty, found
-        )
-    return len(empty)
-
-
-def read_documents(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame:
-    """The documents of a domain: the union of its corpus outputs (one per corpus file).
-
-    A domain whose files hold no document at all is an error here, naming them: each file's corpus
-    job only counted its own file as empty (see :func:`files_without_documents`).
-    """
-    paths = as_paths(paths)
-    documents = spark.read.parquet(*paths)
-    if documents.isEmpty():
-        raise ValueError(
-            f"no document in {paths}: every corpus file was empty or skipped (the corpus logs and"
-            " counts.json beside them say what each held); a wrong path, or empty or truncated files?"
-        )
-    return documents
-
-
-def read_pages(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame:
-    """The pages of a Wikipedia domain: the union of its corpus outputs (one per dump file)."""
-    return spark.read.parquet(*as_paths(paths))
 
 
 def build_wikipedia_corpus(
@@ -275,9 +190,7 @@ def build_wikipedia_corpus(
         counts["files_without_documents"] = files_without_documents(files, with_documents, counts, "wikipedia corpus")
         log_skips(rows, counts, "wikipedia corpus", quiet=("other_namespace",))
 
-        documents = articles.select(
-            F.col("page_id").cast("string").alias("doc_id"), "title", "text", "links"
-        )
+        documents = articles.select(F.col("page_id").cast("string").alias("doc_id"), "title", "text", "links")
         documents.write.mode("overwrite").parquet(documents_out)
         pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation")
         if page_props:
@@ -287,9 +200,7 @@ def build_wikipedia_corpus(
         pages.select(*PAGES_SCHEMA.fieldNames()).write.mode("overwrite").parquet(pages_out)
         if page_props:
             counts["pages_with_qid"] = spark.read.parquet(pages_out).where(F.col("qid").isNotNull()).count()
-            logger.info(
-                "wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"]
-            )
+            logger.info("wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"])
     finally:
         rows.unpersist()
     return counts

@@ -1,0 +1,83 @@
+"""The task-entities file, ``task_entities.parquet``: each (name, QID) a task asks about, the corpus
+entity it resolved to (or none) and by which rule. Written by the linking stage (Spark) or by name
+(:func:`name_task_entities`), read by sampling, string linking and every evaluation; pyarrow only,
+so Spark and torch jobs share it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+log = logging.getLogger(__name__)
+
+TASK_ENTITIES_SCHEMA = pa.schema(
+    [("name", pa.string()), ("qid", pa.string()), ("entity_id", pa.string()), ("how", pa.string())]
+)
+
+
+def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> dict[str, int]:
+    """The task-entities file of a corpus without pages (S2ORC): each entity is its own id (the
+    QID when given, else the name, ``how`` = ``string``), and string matching of its names in
+    the text (:func:`pelt.linking.link.link_by_string`) finds its mentions."""
+    unique = list(dict.fromkeys(wanted))
+    rows = [(name, qid, qid or name, "string") for name, qid in unique]
+    return write_task_entities(rows, len(wanted), out_path, ("string",))
+
+
+def write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: Iterable[str]) -> dict[str, int]:
+    """Write the rows atomically; return and log ``wanted``, ``duplicates`` and ``how_<rule>`` for
+    each of ``hows``."""
+    table = pa.Table.from_pylist(
+        [dict(zip(TASK_ENTITIES_SCHEMA.names, row, strict=True)) for row in rows], schema=TASK_ENTITIES_SCHEMA
+    )
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    partial_path = f"{out_path}.partial"
+    pq.write_table(table, partial_path)
+    os.replace(partial_path, out_path)  # a killed job leaves no file that looks complete
+    counts = {"wanted": n_wanted, "duplicates": n_wanted - len(rows)}
+    by_how = Counter(row[3] for row in rows)
+    counts.update({f"how_{how}": by_how[how] for how in sorted(hows)})
+    for key, value in counts.items():
+        log.info("task entities: %s = %d", key, value)
+    return counts
+
+
+def names_by_entity(path: str) -> dict[str, list[str]]:
+    """entity_id -> the task names that resolved to it, for string matching."""
+    names: dict[str, list[str]] = {}
+    for row in pq.read_table(path, columns=["name", "entity_id"]).to_pylist():
+        if row["entity_id"] is not None:
+            names.setdefault(row["entity_id"], []).append(row["name"])
+    return {entity_id: sorted(set(entity_names)) for entity_id, entity_names in sorted(names.items())}
+
+
+def resolved_entity_ids(path: str) -> list[str]:
+    """The distinct entity ids of a task-entities file, for sampling on demand; entities that
+    were not found are left out (their count is in the resolution log)."""
+    entity_ids = pq.read_table(path, columns=["entity_id"]).column("entity_id").to_pylist()
+    return sorted({entity_id for entity_id in entity_ids if entity_id is not None})
+
+
+def resolve_entities(
+    entities: Sequence[tuple[str, str | None]], task_entities_path: str | os.PathLike[str]
+) -> list[str | None]:
+    """Entity id of each ``(name, qid)`` through ``task_entities.parquet`` (by QID when given, else by name).
+
+    A pair with a QID is never resolved by its name: another entity of the same name (a namesake
+    with another QID) would then lend it the wrong vector.  Used by every task (LAMA subjects,
+    FewRel / Wiki80 heads and tails), so that all resolve alike.
+    """
+    table = pq.read_table(task_entities_path, columns=["name", "qid", "entity_id"]).to_pylist()
+    by_qid = {r["qid"]: r["entity_id"] for r in table if r["qid"] and r["entity_id"]}
+    by_name: dict[str, str] = {}
+    for r in table:
+        if r["entity_id"]:
+            by_name.setdefault(r["name"], r["entity_id"])
+    return [by_qid.get(qid) if qid else by_name.get(name) for name, qid in entities]
