@@ -31,7 +31,6 @@ import pyarrow.parquet as pq
 
 from pelt.corpus.s2orc import build_s2orc_corpus
 from pelt.corpus.wikipedia import build_wikipedia_corpus
-from pelt.eval.relation import read_fewrel
 from pelt.linking.evaluation import (
     Mention,
     alias_coverage,
@@ -41,6 +40,7 @@ from pelt.linking.evaluation import (
 )
 from pelt.linking.link import link_by_string, link_wikipedia
 from pelt.spark import get_spark
+from pelt.tasks import read_fewrel
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"

@@ -84,7 +84,7 @@ def _lama_again(finished: Path, tmp_path: Path, table: Path, name: str) -> dict:
             str(tmp_path / f"{name}.json"),
             str(tmp_path / f"{name}.predictions.jsonl"),
             table_path=str(table),
-            task_entities_path="results/samples/wikipedia/task_entities.parquet",
+            task_entities_path="results/task_entities/wikipedia/task_entities.parquet",
             norm=_results(finished)["pelt"]["norm"],
             variant="pelt",
         )

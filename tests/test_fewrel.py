@@ -23,16 +23,10 @@ from pelt.eval.fewrel import (
     sample_episodes,
     split_fewrel,
 )
-from pelt.eval.relation import (
-    AdamWNoBiasCorrection,
-    Entity,
-    Instance,
-    RelationEncoder,
-    read_instances,
-    resolve_instances,
-)
+from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances
 from pelt.models import load_masked_lm
 from pelt.table import write_table
+from pelt.tasks import Entity, Instance, read_instances
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from pelt.linking.link import (
     valid_anchors,
 )
 from pelt.linking.names import BloomFilter, name_filter, name_key
-from pelt.linking.sentences import nlp, paragraphs, split_sentences
+from pelt.linking.sentences import nlp, paragraphs, sentence_spans, tokenize
 
 DOCUMENTS_DDL = "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
@@ -329,7 +329,7 @@ def test_names_on_real_articles_equal_the_phrase_matchers(wikipedia_sample_artic
             for sent_idx, cands in found.items()
             for n in longest_names({"doc_id": title, "sent_idx": sent_idx, "found": cands})
         }
-        sentences = split_sentences(text)
+        sentences = sentence_spans(text, tokenize(text))
         anchors = [(start, end) for start, end, _ in valid_anchors(text, row["links"])[0]]
         matches = defaultdict(list)  # sentence -> the spans matched in it (all in its paragraph's doc)
         offset = {}

@@ -15,23 +15,17 @@ import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.relation import (
-    Entity,
-    Instance,
     RelationEncoder,
-    convert_wiki80_to_fewrel,
     drop_overlapping,
     entity_counts,
     holdout_relations,
     marked_text,
-    read_fewrel,
-    read_instances,
-    read_wiki80,
     resolve_instances,
-    to_fewrel,
 )
 from pelt.eval.variants import resolve_norm
 from pelt.models import load_masked_lm
 from pelt.table import EntityTable, write_table
+from pelt.tasks import Entity, Instance, read_fewrel, read_instances, read_wiki80
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
 
@@ -97,25 +91,31 @@ def test_bad_records_are_skipped_and_counted(tmp_path: Path, caplog: pytest.LogC
     assert "skipped 5 of 6 records" in caplog.text
 
 
-def test_wiki80_to_fewrel_round_trip_and_conversion(tmp_path: Path):
+def _to_fewrel(instances) -> dict[str, list[dict]]:
+    """The FewRel layout of instances, written here to read it back."""
+    out: dict[str, list[dict]] = {}
+    for inst in instances:
+        sides = [[e.name, e.qid, [list(range(e.start, e.end))]] for e in (inst.head, inst.tail)]
+        out.setdefault(inst.relation, []).append({"tokens": list(inst.tokens), "h": sides[0], "t": sides[1]})
+    return out
+
+
+def test_wiki80_and_fewrel_readers_agree_and_overlaps_drop_whole_relations(tmp_path: Path):
     wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
-    (tmp_path / "f.json").write_text(json.dumps(to_fewrel(wiki80)))
+    (tmp_path / "f.json").write_text(json.dumps(_to_fewrel(wiki80)))
     assert sorted(read_fewrel(tmp_path / "f.json"), key=lambda i: i.key) == sorted(wiki80, key=lambda i: i.key)
     # The demo's Wiki80 holds its FewRel val relations: excluding val leaves the ten others ...
-    counts = convert_wiki80_to_fewrel(
-        [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "dev.jsonl"],
-        tmp_path / "train.json",
-        exclude=[DEMO / "fewrel" / "val_wiki.json"],
+    kept, dropped = drop_overlapping(
+        read_instances([DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "dev.jsonl"]),
+        read_instances([DEMO / "fewrel" / "val_wiki.json"]),
     )
-    assert counts == {"relations": 10, "instances": 342 - 5 * 24, "dropped_relations": 5}
+    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (10, 342 - 5 * 24, 5)
     # ... and excluding the biomedical file keeps all, deduplicated across files
-    counts = convert_wiki80_to_fewrel(
-        [DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "train.jsonl"],
-        tmp_path / "train.json",
-        exclude=[DEMO / "fewrel" / "val_pubmed.json"],
+    kept, dropped = drop_overlapping(
+        read_instances([DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "train.jsonl"]),
+        read_instances([DEMO / "fewrel" / "val_pubmed.json"]),
     )
-    assert counts == {"relations": 15, "instances": 228, "dropped_relations": 0}
-    assert len(read_instances([tmp_path / "train.json"])) == 228
+    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (15, 228, 0)
 
 
 def test_marked_text_positions():

@@ -12,7 +12,7 @@ from spacy.language import Language
 from pelt.corpus.s2orc import iter_s2orc_records, paper_text
 from pelt.linking.sentences import (
     paragraphs,
-    split_sentences,
+    sentence_spans,
     string_id,
     tokenize,
     trim_span,
@@ -20,7 +20,7 @@ from pelt.linking.sentences import (
 
 
 def texts(text: str) -> list[str]:
-    return [text[start:end] for start, end in split_sentences(text)]
+    return [text[start:end] for start, end in sentence_spans(text, tokenize(text))]
 
 
 def test_sentences_and_abbreviations():
@@ -39,7 +39,7 @@ def test_paragraph_breaks_end_sentences_and_whitespace_is_trimmed():
 
 def test_spans_index_the_original_text():
     text = "Première phrase. Zweiter Satz — mit Umlauten äöü.\nΤρίτη πρόταση."
-    spans = split_sentences(text)
+    spans = sentence_spans(text, tokenize(text))
     assert [text[s:e] for s, e in spans] == [
         "Première phrase.",
         "Zweiter Satz — mit Umlauten äöü.",
@@ -49,15 +49,15 @@ def test_spans_index_the_original_text():
 
 
 def test_empty_and_blank_text():
-    assert split_sentences("") == []
-    assert split_sentences(" \n\t\n ") == []
+    assert sentence_spans("", tokenize("")) == []
+    assert sentence_spans(" \n\t\n ", tokenize(" \n\t\n ")) == []
     assert trim_span("  \n ", 0, 4) is None
     assert trim_span(" ab ", 0, 4) == (1, 3)
 
 
 def test_paragraph_longer_than_spacys_default_limit():
     text = "Short words here. " * 60_000  # about 1.1 million characters on one line
-    spans = split_sentences(text)
+    spans = sentence_spans(text, tokenize(text))
     assert len(text) > 1_000_000
     assert len(spans) == 60_000
     assert text[spans[-1][0] : spans[-1][1]] == "Short words here."
@@ -89,7 +89,7 @@ def test_sentences_equal_spacys_sentencizer_on_the_real_samples(wikipedia_sample
     texts += ['...Wait. !? (Yes.) "Quoted." Next\n  . leading dot\n\n)) x. y', "a.\u2028b. c"]
     assert len(texts) > 500 and sum(map(len, texts)) > 3_000_000
     for text in texts:
-        assert split_sentences(text) == spacy_sentences(text)
+        assert sentence_spans(text, tokenize(text)) == spacy_sentences(text)
 
 
 def test_tokens_are_spacys_tokens_with_their_string_ids():

@@ -12,7 +12,7 @@ import pytest
 import torch
 from relation_data import records, write_wiki80
 
-from pelt.eval.relation import RelationEncoder, read_wiki80, resolve_instances
+from pelt.eval.relation import RelationEncoder, resolve_instances
 from pelt.eval.wiki80 import (
     MarkerClassifier,
     accuracy,
@@ -22,6 +22,7 @@ from pelt.eval.wiki80 import (
 )
 from pelt.models import load_masked_lm
 from pelt.table import write_table
+from pelt.tasks import read_wiki80
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "wiki80"
 NO_TABLE = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None)

@@ -137,14 +137,14 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         table = f"results/tables/{domain}/demo/table.parquet"
         pelt = "/pelt/" in output
         assert (table in job["input"]) == pelt, job
-        assert (f"results/samples/{domain}/task_entities.parquet" in job["input"]) == pelt, job
+        assert (f"results/task_entities/{domain}/task_entities.parquet" in job["input"]) == pelt, job
         assert (sweep in job["input"]) == (pelt and norm is None), job
         # FewRel 2.0 trains and validates with the Wikipedia table (train_domain), tests with the biomedical one
         trains_apart = pelt and domain == "biomed"
         assert ("results/tables/wikipedia/demo/table.parquet" in job["input"]) == (
             pelt and (trains_apart or domain == "wikipedia")
         ), job
-        assert ("results/samples/wikipedia/task_entities.parquet" in job["input"]) == pelt, job
+        assert ("results/task_entities/wikipedia/task_entities.parquet" in job["input"]) == pelt, job
     # LAMA: the variants that inject (pelt and its two controls) take L from the sweep too; a control
     # reads its control table in place of the table
     lama = {job["output"][0]: job for job in jobs if job["rule"] == "lama"}
@@ -203,7 +203,7 @@ def test_demo_end_to_end(finished, tmp_path):
     for m in mentions:
         assert 0 <= m["start"] < m["end"] <= len(m["sentence"])
 
-    resolved = pq.read_table(results / "samples" / "wikipedia" / "task_entities.parquet").to_pylist()
+    resolved = pq.read_table(results / "task_entities" / "wikipedia" / "task_entities.parquet").to_pylist()
     wanted = {r["entity_id"] for r in resolved if r["entity_id"] is not None}
     assert wanted, "no task entity was found in the demo corpus"
 

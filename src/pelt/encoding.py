@@ -27,8 +27,6 @@ from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import torch
 from tqdm.auto import tqdm
@@ -44,11 +42,11 @@ from pelt.models import (
     revision,
     tokenize_with_offsets,
 )
+from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
 from pelt.table import EntityTable, sidecar_path, write_table
 
 logger = logging.getLogger(__name__)
 
-SAMPLE_COLUMNS = ("entity_id", "sentence", "start", "end", "doc_id")
 _POOL_ROWS = 16_384  # rows sorted together by length; larger pools pack tighter but delay the first batch
 _QUEUE_DEPTH = 4  # batches prepared ahead of the device
 
@@ -364,18 +362,6 @@ def build_table(
     return ids, sums, counts
 
 
-def _frequencies(path: str, ids: list[str], fallback: np.ndarray) -> np.ndarray:
-    """Mentions before sampling per entity; entities absent from the file fall back to their sample size."""
-    table = ds.dataset(path, format="parquet").to_table(columns=["entity_id", "frequency"])
-    index = pc.index_in(pa.array(ids, table.schema.field("entity_id").type), value_set=table.column("entity_id"))
-    found = index.is_valid().to_numpy(zero_copy_only=False)
-    freq = fallback.copy()
-    freq[found] = table.column("frequency").to_numpy()[index.to_numpy(zero_copy_only=False)[found].astype(np.int64)]
-    if (~found).any():
-        logger.warning("%d entities have no frequency in %s; using their sample size", int((~found).sum()), path)
-    return freq
-
-
 # What a cached partial sum depends on besides its mentions: the same mentions encoded under other
 # settings (the table's metadata), or by other weights (the digests file's), give other vectors.
 _CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision")
@@ -399,8 +385,7 @@ def mention_digests(samples_path: str, shard: tuple[int, int] | None = None) -> 
     digest when other entities are added, and its cached vector sum can be reused.
     """
     sums: dict[str, int] = {}
-    dataset = ds.dataset(samples_path, format="parquet")
-    for batch in dataset.to_batches(columns=list(SAMPLE_COLUMNS)):
+    for batch in open_samples(samples_path).to_batches(columns=list(SAMPLE_COLUMNS)):
         for entity_id, sentence, start, end, doc_id in zip(*(batch.column(c).to_pylist() for c in SAMPLE_COLUMNS)):
             if entity_id is None or sentence is None or start is None:
                 continue  # unusable rows: _encode counts them as skipped
@@ -488,10 +473,7 @@ def encode_samples(
     """
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ValueError(f"shard {shard} is not (index, count) with 0 <= index < count")
-    dataset = ds.dataset(samples_path, format="parquet")
-    missing = [c for c in SAMPLE_COLUMNS if c not in dataset.schema.names]
-    if missing:
-        raise ValueError(f"samples {samples_path} lack columns {missing} (have {dataset.schema.names})")
+    dataset = open_samples(samples_path)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
     metadata = {
@@ -529,7 +511,7 @@ def encode_samples(
         ids = ids + reused
         sums = np.concatenate([sums.reshape(-1, reused_sums.shape[1]), reused_sums])
         counts = np.concatenate([counts, reused_counts])
-    frequency = counts if frequencies_path is None else _frequencies(frequencies_path, ids, counts)
+    frequency = counts if frequencies_path is None else read_frequencies(frequencies_path, ids, counts)
     write_table(out_path, ids, sums, counts, frequency, metadata)
     if cache_dir:
         _write_cache(cache_dir, shard, out_path, digests, weights)

@@ -33,6 +33,8 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from pelt.samples import FREQUENCY_TYPES, SAMPLE_TYPES
+
 log = logging.getLogger(__name__)
 
 SALT_BUCKETS = 64
@@ -150,20 +152,16 @@ def sample_mentions(
     frequencies = mentions.groupBy("entity_id").agg(F.count("*").alias("frequency"))
     if wanted is not None:
         frequencies = wanted_df.join(frequencies, "entity_id", "left").fillna(0, ["frequency"])
-    frequencies.select(F.col("entity_id").cast("string"), F.col("frequency").cast("long")).write.mode(
-        "overwrite"
-    ).parquet(frequencies_out)
+    frequencies.select(*(F.col(c).cast(t) for c, t in FREQUENCY_TYPES.items())).write.mode("overwrite").parquet(
+        frequencies_out
+    )
 
     ranked = mentions.withColumn("rank", rank_key(seed))
     salted = ranked.withColumn("bucket", F.pmod(F.xxhash64("rank"), F.lit(SALT_BUCKETS)))
     chosen = _top(_top(salted, ["entity_id", "bucket"], max_per_entity), ["entity_id"], max_per_entity)
-    chosen.orderBy("entity_id", "rank").select(
-        F.col("entity_id").cast("string"),
-        F.col("sentence").cast("string"),
-        F.col("start").cast("int"),
-        F.col("end").cast("int"),
-        F.col("doc_id").cast("string"),
-    ).write.mode("overwrite").parquet(samples_out)
+    chosen.orderBy("entity_id", "rank").select(*(F.col(c).cast(t) for c, t in SAMPLE_TYPES.items())).write.mode(
+        "overwrite"
+    ).parquet(samples_out)
 
     written = (
         spark.read.parquet(frequencies_out)

@@ -1,5 +1,6 @@
 """The evaluation tasks' data files, read in one place (pure Python, so Spark and torch jobs share
-it): the entities the configured tasks need, and LAMA's facts and templates.
+it): the entities the configured tasks need, LAMA's facts and templates, and FewRel and Wiki80
+instances.
 
 The paper builds table rows only for the entities its tasks mention (``sampling.entities:
 on_demand``), so the workflow needs the task entities *before* sampling.  This module reads them
@@ -11,7 +12,7 @@ straight from the official files, in each dataset's own layout:
 - FewRel (``h``/``t`` = ``[name, id, positions]``) and Wiki80 (``h``/``t`` = ``{name, id, ...}``):
   both the head and the tail of each instance.
 
-The ``tasks:`` config mapping names the files (globs), keyed per task kind (see :data:`DATA_KEYS`);
+The ``tasks:`` config mapping names the files (globs), keyed per task kind (:data:`pelt.registry.KINDS`);
 a task's kind is its ``kind`` field, else its key (so ``fewrel2: {kind: fewrel, ...}`` works).
 A key may also map names to files (Wiki80's ``train: {"1%": ..., "100%": ...}``, one file per
 training setting): its values are read.
@@ -28,19 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-logger = logging.getLogger(__name__)
+from pelt.registry import kind_of
 
-# Config keys that name data files, per task kind; each value is a glob or a list of globs.
-DATA_KEYS: dict[str, tuple[str, ...]] = {
-    "lama": ("facts",),
-    "fewrel": ("train", "val", "test"),
-    "wiki80": ("train", "dev", "test"),
-}
+logger = logging.getLogger(__name__)
 
 # Keys of the files a task trains and validates on (served by its ``train_domain``, see domain_of).
 TRAINING_KEYS = ("train", "val")
 
-Entity = tuple[str, str | None]
+EntityRef = tuple[str, str | None]
 
 
 def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
@@ -69,7 +65,7 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                 raise ValueError(f"{path}:{lineno}: not a JSON line ({err})") from None
 
 
-def lama_subject(record: Mapping) -> Entity | None:
+def lama_subject(record: Mapping) -> EntityRef | None:
     """The subject (label, QID) of a T-REx, Google-RE or ParaRel fact; ``None`` when it has no label.
 
     T-REx names the subject's Wikidata item ``sub_uri``, Google-RE ``sub_w`` (null for many facts:
@@ -82,7 +78,7 @@ def lama_subject(record: Mapping) -> Entity | None:
     return unquote(label), record.get("sub_uri") or record.get("sub_w") or None
 
 
-def _fewrel_entities(path: str) -> Iterator[Entity | None]:
+def _fewrel_entities(path: str) -> Iterator[EntityRef | None]:
     if str(path).endswith(".jsonl"):  # FewRel trains on Wiki80 files too (run_fewrel reads both)
         yield from _wiki80_entities(path)
         return
@@ -98,7 +94,7 @@ def _fewrel_entities(path: str) -> Iterator[Entity | None]:
                 yield (value[0], value[1] or None) if ok else None
 
 
-def _wiki80_entities(path: str) -> Iterator[Entity | None]:
+def _wiki80_entities(path: str) -> Iterator[EntityRef | None]:
     for _, record in read_jsonl(path):
         for side in ("h", "t"):
             value = record.get(side)
@@ -106,7 +102,7 @@ def _wiki80_entities(path: str) -> Iterator[Entity | None]:
             yield (value["name"], value.get("id") or None) if ok else None
 
 
-def _lama_entities(path: str) -> Iterator[Entity | None]:
+def _lama_entities(path: str) -> Iterator[EntityRef | None]:
     for _, record in read_jsonl(path):
         yield lama_subject(record)
 
@@ -122,23 +118,21 @@ def domain_of(task: Mapping, key: str) -> str:
     return task.get("domain")
 
 
-def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[Entity]:
+def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[EntityRef]:
     """The deduplicated, sorted ``(name, qid)`` pairs that the tasks using ``domain``'s table mention.
 
     ``qid`` is ``None`` where the dataset gives none.  Records without an entity name are skipped,
     counted and logged; an unknown task kind or a glob matching nothing raises.
     """
-    found: set[Entity] = set()
+    found: set[EntityRef] = set()
     for name, task in tasks.items():
-        kind = task.get("kind", name)
-        if kind not in DATA_KEYS:
-            raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(DATA_KEYS)}")
-        for key in DATA_KEYS[kind]:
+        kind = kind_of(name, task)
+        for key in kind.data_keys:
             if key not in task or domain_of(task, key) != domain:
                 continue
             for path in expand_globs(task[key], f"tasks.{name}.{key}"):
                 skipped, before = 0, len(found)
-                for entity in _READERS[kind](path):
+                for entity in _READERS[kind.name](path):
                     if entity is None:
                         skipped += 1
                     else:
@@ -240,3 +234,138 @@ def read_vocab(path: str | os.PathLike[str]) -> list[str]:
     """The common vocabulary, one word a line, in file order (blank lines ignored)."""
     with open(path, encoding="utf-8") as fh:
         return [line.strip() for line in fh if line.strip()]
+
+
+# --- FewRel and Wiki80 instances --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One side of a relation instance: its name, Wikidata QID (UMLS CUI in FewRel 2.0) and token span."""
+
+    name: str
+    qid: str | None
+    start: int
+    end: int  # exclusive
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A relation instance of FewRel or Wiki80, whichever file it came from."""
+
+    tokens: tuple[str, ...]
+    head: Entity
+    tail: Entity
+    relation: str
+
+    @property
+    def key(self) -> tuple:
+        """Identity of the sentence and entity spans, independent of the relation's label in a given file."""
+        return self.tokens, self.head.start, self.head.end, self.tail.start, self.tail.end
+
+
+def _entity(name: object, qid: object, start: object, end: object, n_tokens: int) -> Entity | None:
+    ok = (
+        isinstance(name, str)
+        and isinstance(start, int)
+        and isinstance(end, int)
+        and 0 <= start < end <= n_tokens
+        and (qid is None or isinstance(qid, str))
+    )
+    return Entity(name, qid or None, start, end) if ok else None
+
+
+def _instance(tokens: object, head: Entity | None, tail: Entity | None, relation: str) -> Instance | None:
+    """An instance, or None when the record cannot be marked: bad spans, overlapping or blank mentions."""
+    if head is None or tail is None or head.start < tail.end and tail.start < head.end:
+        return None
+    if any(not "".join(tokens[e.start : e.end]).strip() for e in (head, tail)):
+        return None
+    return Instance(tuple(tokens), head, tail, relation)
+
+
+def _tokens(record: dict, field: str) -> list[str] | None:
+    tokens = record.get(field)
+    ok = isinstance(tokens, list) and tokens and all(isinstance(t, str) for t in tokens)
+    return tokens if ok else None
+
+
+def _fewrel_entity(value: object, n_tokens: int) -> Entity | None:
+    if not (isinstance(value, list) and len(value) >= 3 and isinstance(value[2], list) and value[2]):
+        return None
+    positions = value[2][0]
+    if not (isinstance(positions, list) and positions and all(isinstance(p, int) for p in positions)):
+        return None
+    return _entity(value[0], value[1], min(positions), max(positions) + 1, n_tokens)
+
+
+def _wiki80_entity(value: object, n_tokens: int) -> Entity | None:
+    if not (isinstance(value, dict) and isinstance(value.get("pos"), list) and len(value["pos"]) == 2):
+        return None
+    return _entity(value.get("name"), value.get("id"), *value["pos"], n_tokens)
+
+
+def _report_skipped(path: str | os.PathLike[str], skipped: int, total: int) -> None:
+    if skipped:
+        logger.warning("%s: skipped %d of %d records (missing fields, bad or overlapping spans)", path, skipped, total)
+
+
+def read_fewrel(path: str | os.PathLike[str]) -> list[Instance]:
+    """Instances of a FewRel JSON file, in file order; unusable records are skipped, counted and logged."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a FewRel file maps relation -> instances, got {type(data).__name__}")
+    out: list[Instance] = []
+    total = 0
+    for relation, records in data.items():
+        for record in records:
+            total += 1
+            tokens = _tokens(record, "tokens") if isinstance(record, dict) else None
+            if tokens is None:
+                continue
+            n = len(tokens)
+            inst = _instance(tokens, _fewrel_entity(record.get("h"), n), _fewrel_entity(record.get("t"), n), relation)
+            if inst is not None:
+                out.append(inst)
+    _report_skipped(path, total - len(out), total)
+    return out
+
+
+def read_wiki80(path: str | os.PathLike[str]) -> list[Instance]:
+    """Instances of a Wiki80 JSONL file, in file order; unusable records are skipped, counted and logged."""
+    out: list[Instance] = []
+    total = 0
+    for _, record in read_jsonl(path):
+        total += 1
+        tokens = _tokens(record, "token")
+        relation = record.get("relation")
+        if tokens is None or not isinstance(relation, str):
+            continue
+        n = len(tokens)
+        inst = _instance(tokens, _wiki80_entity(record.get("h"), n), _wiki80_entity(record.get("t"), n), relation)
+        if inst is not None:
+            out.append(inst)
+    _report_skipped(path, total - len(out), total)
+    return out
+
+
+def read_instances(paths: Iterable[str | os.PathLike[str]]) -> list[Instance]:
+    """Instances of several files, Wiki80 (``.jsonl``) or FewRel (any other suffix), without duplicates.
+
+    Wiki80's files are disjoint, but a user may list a file twice or mix a FewRel file with the
+    Wiki80 file holding the same sentences; a duplicate would be both a support and a query.
+    """
+    seen: set[tuple] = set()
+    out: list[Instance] = []
+    duplicates = 0
+    for path in paths:
+        for inst in read_wiki80(path) if str(path).endswith(".jsonl") else read_fewrel(path):
+            if inst.key in seen:
+                duplicates += 1
+                continue
+            seen.add(inst.key)
+            out.append(inst)
+    if duplicates:
+        logger.warning("dropped %d duplicate instances (same sentence and entity spans)", duplicates)
+    return out

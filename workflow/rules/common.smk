@@ -1,8 +1,14 @@
 import glob
 import os
 import re
+import sys
 
 from snakemake.utils import min_version, validate
+
+sys.path.insert(
+    0, os.path.join(workflow.basedir, "src")
+)  # pelt's task registry, pure Python
+from pelt import registry
 
 min_version("9.0")
 
@@ -102,37 +108,17 @@ def model_norm(wildcards):
 
 
 def norm_from_sweep(model):
-    """Whether the LAMA and fine-tuning runs of a model with the table take L from its LAMA norm sweep.
-
-    The paper picks L on the knowledge probe (section 3.1). A norm in the config wins; without a
-    LAMA task there is no sweep, and L is the table's default (the model family's).
-    """
-    return MODELS[model].get("norm") is None and "lama" in config["tasks"]
+    """Whether a model's runs with the table take L from its LAMA norm sweep (pelt.registry)."""
+    return registry.norm_from_sweep(MODELS[model], config["tasks"])
 
 
 def spark_params():
     return {
-        "master": config["spark"]["master"],
-        "driver_memory": config["spark"]["driver_memory"],
+        "master": lookup(dpath="spark/master", within=config),
+        "driver_memory": lookup(dpath="spark/driver_memory", within=config),
     }
 
 
-# The FewRel tasks and the benchmark each reports (the paper's Table 2): 1.0 on Wikipedia, 2.0 biomedical.
-FEWREL_DATASETS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
-FEWREL_TASKS = [name for name in FEWREL_DATASETS if name in config["tasks"]]
-# Keys of a fine-tuning task that name its data or its grid of runs; every other key is a
-# hyper-parameter, passed as is to run_fewrel / run_wiki80 (the keys are their argument names).
-FINETUNING_DATA_KEYS = {
-    "domain",
-    "train_domain",
-    "train",
-    "val",
-    "test",
-    "dev",
-    "exclude",
-    "label2id",
-}
-FINETUNING_GRID_KEYS = {"settings", "seeds"}
 VARIANTS = ["baseline", "pelt"]
 # LAMA also scores the table's controls (pelt.eval.controls): a gain must come from each entity's own vector.
 CONTROLS = ["permuted", "random"]
@@ -140,8 +126,11 @@ LAMA_VARIANTS = VARIANTS + CONTROLS
 
 
 def task_kind(name):
-    """How pelt.tasks reads a task's files: FewRel 2.0 is a FewRel task under another key."""
-    return "fewrel" if name in FEWREL_DATASETS else name
+    """The kind of a configured task (pelt.registry): FewRel 2.0 is a FewRel task under another key."""
+    return registry.kind_of(name, config["tasks"][name]).name
+
+
+FEWREL_TASKS = [name for name in config["tasks"] if task_kind(name) == "fewrel"]
 
 
 def task_domains():
@@ -156,12 +145,6 @@ def task_domains():
     )
 
 
-def settings_of(name):
-    """The settings a fine-tuning task runs: FewRel's N-K list, Wiki80's training settings."""
-    task = config["tasks"][name]
-    return task["settings"] if task_kind(name) == "fewrel" else list(task["train"])
-
-
 def finetuning_results(names):
     """The result files of tasks: one per model, variant, setting and seed."""
     return [
@@ -172,7 +155,7 @@ def finetuning_results(names):
             task=name,
             model=MODELS,
             variant=VARIANTS,
-            setting=settings_of(name),
+            setting=registry.settings_of(name, config["tasks"][name]),
             seed=config["tasks"][name]["seeds"],
         )
     ]
@@ -229,31 +212,22 @@ def tasks_of_domain(domain):
     }
 
 
-# What decides a domain's task entities: each task's domain, kind and data files (the keys that
-# pelt.tasks.DATA_KEYS reads). Every other task key is an evaluation setting (batch size, epochs,
-# norms...): changing one must rerun that evaluation, not the sampling and encoding before it.
-TASK_ENTITY_KEYS = {
-    "domain",
-    "train_domain",
-    "kind",
-    "facts",
-    "train",
-    "val",
-    "test",
-    "dev",
-}
-
-
 def task_entity_params(wildcards):
-    """The task_entities rules' params: of each task of the domain, only TASK_ENTITY_KEYS; a FewRel
-    task's training files named even when they are the default (Wiki80's), since its training
-    domain needs their entities."""
+    """The task_entities rules' params: of each task of the domain, what decides its entities (its
+    domains, kind and data files, globs expanded) and nothing else, so that changing an evaluation
+    setting (batch size, epochs...) reruns that evaluation, not the sampling and encoding before it.
+    A FewRel task's training files are named even when they are the default (Wiki80's), since its
+    training domain needs their entities."""
     params = {}
     for name, task in tasks_of_domain(wildcards.domain).items():
-        params[name] = {
-            key: value for key, value in task.items() if key in TASK_ENTITY_KEYS
-        }
-        if task_kind(name) == "fewrel":
+        kind = registry.kind_of(name, task)
+        params[name] = {key: task[key] for key in registry.DOMAIN_KEYS if key in task}
+        for key in kind.data_keys:
+            if key in task:  # Wiki80's `train` maps settings to files: its files count
+                files = task[key]
+                files = list(files.values()) if isinstance(files, dict) else files
+                params[name][key] = expand_globs(files, f"tasks.{name}.{key}")
+        if kind.name == "fewrel":
             params[name]["train"] = fewrel_files(name)["train"]
     return params
 
@@ -285,37 +259,21 @@ def fewrel_files(name):
 
 
 def fewrel_default_training(name):
-    """The training files of a FewRel task that sets no `train`: the wiki80 task's files (Wiki80 is
-    FewRel's train + val, and run_fewrel drops every relation that the test data holds); none
-    when it does not train (steps 0)."""
-    if "wiki80" in config["tasks"]:
-        return wiki80_every_file()
-    if config["tasks"][name]["steps"] > 0:
-        raise WorkflowError(
-            f"tasks.{name}.train: not set, and there is no tasks.wiki80 to train on"
-            " (or set steps: 0 to test the pre-trained model)"
+    """pelt.registry.fewrel_default_training, its refusal a config error."""
+    try:
+        return registry.fewrel_default_training(
+            name, config["tasks"][name], config["tasks"]
         )
-    return []
+    except ValueError as err:
+        raise WorkflowError(str(err)) from None
 
 
 def wiki80_every_file():
-    """Every data file of the Wiki80 task: its training settings' files, dev and test."""
-    task = config["tasks"]["wiki80"]
-    return [
-        *task["train"].values(),
-        task["dev"],
-        *([task["test"]] if "test" in task else []),
-    ]
+    return registry.wiki80_files(config["tasks"]["wiki80"])
 
 
 def wiki80_files(setting):
-    """The files of one Wiki80 run: evaluation on `test` with the epoch best on `dev` (the paper's
-    protocol) when a test file is configured, else on `dev` with the last epoch."""
-    task = config["tasks"]["wiki80"]
-    files = {"train": task["train"][setting], "label2id": task["label2id"]}
-    if "test" in task:
-        return dict(files, eval=task["test"], select_on=task["dev"])
-    return dict(files, eval=task["dev"])
+    return registry.wiki80_run_files(config["tasks"]["wiki80"], setting)
 
 
 def task_files(wildcards):
@@ -349,9 +307,11 @@ def evaluation_inputs(wildcards, task, files, with_table):
                 f"results/tables/{train_domain}/{wildcards.model}/table.parquet"
             )
             inputs["train_task_entities"] = (
-                f"results/samples/{train_domain}/task_entities.parquet"
+                f"results/task_entities/{train_domain}/task_entities.parquet"
             )
-        inputs["task_entities"] = f"results/samples/{domain}/task_entities.parquet"
+        inputs["task_entities"] = (
+            f"results/task_entities/{domain}/task_entities.parquet"
+        )
     return inputs
 
 
@@ -360,7 +320,7 @@ COVERAGE_TABLES = [(domain, model) for domain in task_domains() for model in MOD
 
 def uhn_person_model():
     """What from_pretrained gets for LAMA-UHN's person-name filter (None: string filter only)."""
-    name = config["tasks"].get("lama", {}).get("uhn", {}).get("person_model")
+    name = lookup(dpath="tasks/lama/uhn/person_model", within=config, default=None)
     return "results/models/demo" if name == "demo" else name
 
 
@@ -375,7 +335,8 @@ def coverage_inputs(wildcards):
     order of COVERAGE_TABLES."""
     return {
         "task_entities": expand(
-            "results/samples/{domain}/task_entities.parquet", domain=task_domains()
+            "results/task_entities/{domain}/task_entities.parquet",
+            domain=task_domains(),
         ),
         "tables": [
             f"results/tables/{domain}/{model}/table.parquet"
@@ -393,7 +354,7 @@ def input_quality_inputs(wildcards):
         for path in [
             *corpus_outputs(domain, "counts.json"),
             f"results/linking/{domain}/counts.json",
-            f"results/samples/{domain}/task_entities.counts.json",
+            f"results/task_entities/{domain}/counts.json",
             f"results/samples/{domain}/counts.json",
         ]
     ]
@@ -430,24 +391,14 @@ def finetuning_inputs(wildcards):
 
 
 def finetuning_options(wildcards):
-    """Keyword arguments of run_fewrel / run_wiki80 known before the job runs: seed, variant, the
-    setting (FewRel: N and K, and the benchmark's name), and the task's hyper-parameters as
-    configured; a mapping (Wiki80's epochs) is per setting."""
-    task = config["tasks"][wildcards.task]
-    options = {
-        key: value[wildcards.setting] if isinstance(value, dict) else value
-        for key, value in task.items()
-        if key not in FINETUNING_DATA_KEYS | FINETUNING_GRID_KEYS
-    }
-    options.update(seed=int(wildcards.seed), variant=wildcards.variant)
-    if task_kind(wildcards.task) == "fewrel":
-        n_way, k_shot = map(int, wildcards.setting.split("-"))
-        options.update(
-            n_way=n_way, k_shot=k_shot, dataset=FEWREL_DATASETS[wildcards.task]
-        )
-    else:
-        options.update(setting=wildcards.setting)
-    return options
+    """Keyword arguments of run_fewrel / run_wiki80 known before the job runs (pelt.registry)."""
+    return registry.runner_options(
+        wildcards.task,
+        config["tasks"][wildcards.task],
+        wildcards.setting,
+        int(wildcards.seed),
+        wildcards.variant,
+    )
 
 
 def check_finetuning_tasks():

@@ -18,7 +18,7 @@ rule corpus_wikipedia:
         file=r"[^/]+",
     conda:
         "../../envs/spark.yaml"
-    threads: config["spark"]["threads"]
+    threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
     script:
@@ -38,7 +38,7 @@ rule corpus_s2orc:
         file=r"[^/]+",
     conda:
         "../../envs/spark.yaml"
-    threads: config["spark"]["threads"]
+    threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
     script:

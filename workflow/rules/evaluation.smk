@@ -22,7 +22,7 @@ rule lama:
     params:
         model=model_name_or_path,
         norm=model_norm,
-        task=config["tasks"].get("lama", {}),
+        task=lookup(dpath="tasks/lama", within=config, default={}),
     script:
         "../scripts/lama.py"
 
@@ -57,7 +57,7 @@ rule lama_uhn:
         gpu=1,
     params:
         person_model=uhn_person_model(),
-        uhn=config["tasks"].get("lama", {}).get("uhn", {}),
+        uhn=lookup(dpath="tasks/lama/uhn", within=config, default={}),
     script:
         "../scripts/lama_uhn.py"
 
@@ -99,7 +99,7 @@ rule lama_norm_sweep:
         gpu=1,
     params:
         model=model_name_or_path,
-        task=config["tasks"].get("lama", {}),
+        task=lookup(dpath="tasks/lama", within=config, default={}),
     script:
         "../scripts/lama_norm_sweep.py"
 
@@ -159,7 +159,12 @@ rule wiki80:
         task="wiki80",
         variant="baseline|pelt",
         setting=(
-            "|".join(map(re.escape, settings_of("wiki80")))
+            "|".join(
+                map(
+                    re.escape,
+                    registry.settings_of("wiki80", config["tasks"]["wiki80"]),
+                )
+            )
             if "wiki80" in config["tasks"]
             else NEVER
         ),

@@ -16,12 +16,12 @@ rule link_wikipedia:
         domain=domains_of_kind("wikipedia"),
     conda:
         "../../envs/spark.yaml"
-    threads: config["spark"]["threads"]
+    threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
-        heuristic=config["linking"]["heuristic"],
-        max_iterations=config["linking"]["max_iterations"],
-        ner_model=config["linking"].get("ner_model"),
+        heuristic=lookup(dpath="linking/heuristic", within=config),
+        max_iterations=lookup(dpath="linking/max_iterations", within=config),
+        ner_model=lookup(dpath="linking/ner_model", within=config, default=None),
     script:
         "../scripts/link_wikipedia.py"
 
@@ -29,7 +29,7 @@ rule link_wikipedia:
 rule link_strings:
     input:
         documents=domain_corpus("documents"),
-        task_entities="results/samples/{domain}/task_entities.parquet",
+        task_entities="results/task_entities/{domain}/task_entities.parquet",
     output:
         mentions=directory("results/linking/{domain}/mentions"),
         counts="results/linking/{domain}/counts.json",
@@ -39,9 +39,9 @@ rule link_strings:
         domain=domains_of_kind("s2orc"),
     conda:
         "../../envs/spark.yaml"
-    threads: config["spark"]["threads"]
+    threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
-        ner_model=config["linking"].get("ner_model"),
+        ner_model=lookup(dpath="linking/ner_model", within=config, default=None),
     script:
         "../scripts/link_strings.py"

@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 
 from pelt.eval.relation import (
     DEFAULT_MARKERS,
-    Instance,
     MarkedText,
     RelationEncoder,
     adamw_with_warmup,
@@ -60,11 +59,11 @@ from pelt.eval.relation import (
     entity_counts,
     holdout_relations,
     load_encoder,
-    read_instances,
     resolve_instances,
     seed_everything,
     snapshot,
 )
+from pelt.tasks import Instance, read_instances
 
 logger = logging.getLogger(__name__)
 

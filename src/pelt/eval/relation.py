@@ -26,7 +26,6 @@ a marker must not tokenize to the unknown token (the slot's id) or to a bracket 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import os
@@ -55,153 +54,12 @@ from pelt.models import (
 )
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
-from pelt.tasks import read_jsonl
+from pelt.tasks import Instance
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MARKERS = ("@", "#")  # head, tail
 _TOKENIZE_CHUNK = 1024  # texts tokenized per call when marking (bounds the offset lists held at once)
-
-
-@dataclass(frozen=True)
-class Entity:
-    """One side of a relation instance: its name, Wikidata QID (UMLS CUI in FewRel 2.0) and token span."""
-
-    name: str
-    qid: str | None
-    start: int
-    end: int  # exclusive
-
-
-@dataclass(frozen=True)
-class Instance:
-    """A relation instance of FewRel or Wiki80, whichever file it came from."""
-
-    tokens: tuple[str, ...]
-    head: Entity
-    tail: Entity
-    relation: str
-
-    @property
-    def key(self) -> tuple:
-        """Identity of the sentence and entity spans, independent of the relation's label in a given file."""
-        return self.tokens, self.head.start, self.head.end, self.tail.start, self.tail.end
-
-
-def _entity(name: object, qid: object, start: object, end: object, n_tokens: int) -> Entity | None:
-    ok = (
-        isinstance(name, str)
-        and isinstance(start, int)
-        and isinstance(end, int)
-        and 0 <= start < end <= n_tokens
-        and (qid is None or isinstance(qid, str))
-    )
-    return Entity(name, qid or None, start, end) if ok else None
-
-
-def _instance(tokens: object, head: Entity | None, tail: Entity | None, relation: str) -> Instance | None:
-    """An instance, or None when the record cannot be marked: bad spans, overlapping or blank mentions."""
-    if head is None or tail is None or head.start < tail.end and tail.start < head.end:
-        return None
-    if any(not "".join(tokens[e.start : e.end]).strip() for e in (head, tail)):
-        return None
-    return Instance(tuple(tokens), head, tail, relation)
-
-
-def _tokens(record: dict, field: str) -> list[str] | None:
-    tokens = record.get(field)
-    ok = isinstance(tokens, list) and tokens and all(isinstance(t, str) for t in tokens)
-    return tokens if ok else None
-
-
-def _fewrel_entity(value: object, n_tokens: int) -> Entity | None:
-    if not (isinstance(value, list) and len(value) >= 3 and isinstance(value[2], list) and value[2]):
-        return None
-    positions = value[2][0]
-    if not (isinstance(positions, list) and positions and all(isinstance(p, int) for p in positions)):
-        return None
-    return _entity(value[0], value[1], min(positions), max(positions) + 1, n_tokens)
-
-
-def _wiki80_entity(value: object, n_tokens: int) -> Entity | None:
-    if not (isinstance(value, dict) and isinstance(value.get("pos"), list) and len(value["pos"]) == 2):
-        return None
-    return _entity(value.get("name"), value.get("id"), *value["pos"], n_tokens)
-
-
-def _report_skipped(path: str | os.PathLike[str], skipped: int, total: int) -> None:
-    if skipped:
-        logger.warning("%s: skipped %d of %d records (missing fields, bad or overlapping spans)", path, skipped, total)
-
-
-def read_fewrel(path: str | os.PathLike[str]) -> list[Instance]:
-    """Instances of a FewRel JSON file, in file order; unusable records are skipped, counted and logged."""
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a FewRel file maps relation -> instances, got {type(data).__name__}")
-    out: list[Instance] = []
-    total = 0
-    for relation, records in data.items():
-        for record in records:
-            total += 1
-            tokens = _tokens(record, "tokens") if isinstance(record, dict) else None
-            if tokens is None:
-                continue
-            n = len(tokens)
-            inst = _instance(tokens, _fewrel_entity(record.get("h"), n), _fewrel_entity(record.get("t"), n), relation)
-            if inst is not None:
-                out.append(inst)
-    _report_skipped(path, total - len(out), total)
-    return out
-
-
-def read_wiki80(path: str | os.PathLike[str]) -> list[Instance]:
-    """Instances of a Wiki80 JSONL file, in file order; unusable records are skipped, counted and logged."""
-    out: list[Instance] = []
-    total = 0
-    for _, record in read_jsonl(path):
-        total += 1
-        tokens = _tokens(record, "token")
-        relation = record.get("relation")
-        if tokens is None or not isinstance(relation, str):
-            continue
-        n = len(tokens)
-        inst = _instance(tokens, _wiki80_entity(record.get("h"), n), _wiki80_entity(record.get("t"), n), relation)
-        if inst is not None:
-            out.append(inst)
-    _report_skipped(path, total - len(out), total)
-    return out
-
-
-def read_instances(paths: Iterable[str | os.PathLike[str]]) -> list[Instance]:
-    """Instances of several files, Wiki80 (``.jsonl``) or FewRel (any other suffix), without duplicates.
-
-    Wiki80's files are disjoint, but a user may list a file twice or mix a FewRel file with the
-    Wiki80 file holding the same sentences; a duplicate would be both a support and a query.
-    """
-    seen: set[tuple] = set()
-    out: list[Instance] = []
-    duplicates = 0
-    for path in paths:
-        for inst in read_wiki80(path) if str(path).endswith(".jsonl") else read_fewrel(path):
-            if inst.key in seen:
-                duplicates += 1
-                continue
-            seen.add(inst.key)
-            out.append(inst)
-    if duplicates:
-        logger.warning("dropped %d duplicate instances (same sentence and entity spans)", duplicates)
-    return out
-
-
-def to_fewrel(instances: Iterable[Instance]) -> dict[str, list[dict]]:
-    """The FewRel layout of ``instances`` (relations sorted, instances in input order)."""
-    out: dict[str, list[dict]] = {}
-    for inst in instances:
-        sides = [[e.name, e.qid, [list(range(e.start, e.end))]] for e in (inst.head, inst.tail)]
-        out.setdefault(inst.relation, []).append({"tokens": list(inst.tokens), "h": sides[0], "t": sides[1]})
-    return dict(sorted(out.items()))
 
 
 def drop_overlapping(instances: Sequence[Instance], held_out: Sequence[Instance]) -> tuple[list[Instance], list[str]]:
@@ -217,25 +75,6 @@ def drop_overlapping(instances: Sequence[Instance], held_out: Sequence[Instance]
     if dropped:
         logger.info("dropped %d relations that occur in the held-out data: %s", len(dropped), dropped)
     return [inst for inst in instances if inst.relation not in gone], dropped
-
-
-def convert_wiki80_to_fewrel(
-    wiki80_paths: Sequence[str | os.PathLike[str]],
-    out_json: str | os.PathLike[str],
-    exclude: Sequence[str | os.PathLike[str]] = (),
-) -> dict[str, int]:
-    """Write Wiki80 files as one FewRel training file, without the relations of the ``exclude`` files.
-
-    This is the FewRel training set when ``train_wiki.json`` is not at hand: Wiki80 = FewRel train +
-    val, so excluding FewRel's val file leaves (parts of) the 64 training relations.  Returns counts.
-    """
-    instances, dropped = drop_overlapping(read_instances(wiki80_paths), read_instances(exclude))
-    data = to_fewrel(instances)
-    with open(out_json, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    counts = {"relations": len(data), "instances": len(instances), "dropped_relations": len(dropped)}
-    logger.info("wrote %s: %s", out_json, counts)
-    return counts
 
 
 @dataclass(frozen=True)

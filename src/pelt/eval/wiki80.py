@@ -31,18 +31,17 @@ from tqdm.auto import tqdm
 
 from pelt.eval.relation import (
     DEFAULT_MARKERS,
-    Instance,
     MarkedText,
     RelationEncoder,
     adamw_with_warmup,
     entity_counts,
     load_encoder,
-    read_wiki80,
     resolve_instances,
     same_file,
     seed_everything,
     snapshot,
 )
+from pelt.tasks import Instance, read_wiki80
 
 logger = logging.getLogger(__name__)
 

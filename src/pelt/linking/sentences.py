@@ -163,8 +163,3 @@ def sentence_spans(text: str, tokens: Tokens) -> list[tuple[int, int]]:
         if span is not None:
             spans.append(span)
     return spans
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Char spans ``[start, end)`` of the sentences of ``text``, in order, trimmed of whitespace."""
-    return sentence_spans(text, tokenize(text))

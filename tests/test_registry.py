@@ -1,0 +1,104 @@
+"""The task registry: the protocol the workflow asks of it (kinds, run options, files, L), unit-tested."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import yaml
+from conftest import REPO
+
+from pelt import registry
+
+FEWREL2 = {
+    "domain": "biomed",
+    "test": "val_pubmed.json",
+    "settings": ["5-1", "10-5"],
+    "seeds": [42],
+    "steps": 1500,
+    "lr": 2e-5,
+    "train_n_query": 1,
+    "missing": "mask",
+    "exclude": "val_wiki.json",
+}
+WIKI80 = {
+    "domain": "wikipedia",
+    "train": {"1%": "train_0.01.jsonl", "100%": "train.jsonl"},
+    "dev": "dev.jsonl",
+    "label2id": "label2id.json",
+    "epochs": {"1%": 125, "100%": 5},
+    "seeds": [42],
+    "lr": 3e-5,
+}
+
+
+def test_kinds_of_configured_tasks():
+    assert registry.kind_of("fewrel2", FEWREL2).name == "fewrel"  # FewRel 2.0 is FewRel under another key
+    assert registry.kind_of("mine", {"kind": "wiki80"}).name == "wiki80"
+    assert registry.kind_of("lama", {}).runner == "pelt.eval.lama:run_lama"
+    with pytest.raises(ValueError, match="unknown task kind 'fewrel3'"):
+        registry.kind_of("fewrel3", {})
+
+
+def test_runner_options_are_the_named_hyperparameters_and_the_setting():
+    options = registry.runner_options("fewrel2", FEWREL2, "10-5", 43, "pelt")
+    assert options == {
+        "lr": 2e-5,
+        "train_n_query": 1,
+        "missing": "mask",
+        "steps": 1500,
+        "seed": 43,
+        "variant": "pelt",
+        "n_way": 10,
+        "k_shot": 5,
+        "dataset": "fewrel2",
+    }
+    assert registry.runner_options("fewrel", dict(FEWREL2), "5-1", 42, "baseline")["dataset"] == "fewrel1"
+    # a mapping is per training setting; data and grid keys are never passed
+    wiki = registry.runner_options("wiki80", WIKI80, "1%", 42, "baseline")
+    assert wiki == {"lr": 3e-5, "epochs": 125, "seed": 42, "variant": "baseline", "setting": "1%"}
+    with pytest.raises(ValueError, match="two positive integers"):
+        registry.fewrel_setting("5-0")
+    assert registry.settings_of("fewrel2", FEWREL2) == ["5-1", "10-5"]
+    assert registry.settings_of("wiki80", WIKI80) == ["1%", "100%"]
+
+
+def test_run_files_and_the_fewrel_training_default():
+    assert registry.wiki80_run_files(WIKI80, "100%") == {
+        "train": "train.jsonl",
+        "label2id": "label2id.json",
+        "eval": "dev.jsonl",
+    }
+    with_test = dict(WIKI80, test="test.jsonl")  # the paper's protocol: select on dev, report test
+    assert registry.wiki80_run_files(with_test, "1%")["eval"] == "test.jsonl"
+    assert registry.wiki80_run_files(with_test, "1%")["select_on"] == "dev.jsonl"
+    tasks = {"fewrel2": FEWREL2, "wiki80": with_test}
+    assert registry.fewrel_default_training("fewrel2", FEWREL2, tasks) == [
+        "train_0.01.jsonl",
+        "train.jsonl",
+        "dev.jsonl",
+        "test.jsonl",
+    ]
+    assert registry.fewrel_default_training("fewrel2", dict(FEWREL2, steps=0), {"fewrel2": FEWREL2}) == []
+    with pytest.raises(ValueError, match="no tasks.wiki80 to train on"):
+        registry.fewrel_default_training("fewrel2", FEWREL2, {"fewrel2": FEWREL2})
+
+
+def test_norm_comes_from_the_sweep_unless_configured():
+    assert registry.norm_from_sweep({"name": "demo"}, {"lama": {}})
+    assert not registry.norm_from_sweep({"name": "demo", "norm": 7}, {"lama": {}})
+    assert not registry.norm_from_sweep({"name": "demo"}, {"wiki80": WIKI80})
+
+
+@pytest.mark.parametrize("kind", ["fewrel", "wiki80"])
+def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    properties = (
+        schema["$defs"]["fewrel"] if kind == "fewrel" else schema["properties"]["tasks"]["properties"]["wiki80"]
+    )["properties"]
+    entry = registry.KINDS[kind]
+    roles = set(registry.DOMAIN_KEYS) | set(entry.file_keys) | set(entry.grid_keys) | set(entry.hyperparameters)
+    assert set(properties) <= roles, sorted(set(properties) - roles)
+    module, function = entry.runner.split(":")
+    runner = getattr(__import__(module, fromlist=[function]), function)
+    assert set(entry.hyperparameters) <= set(inspect.signature(runner).parameters)

@@ -1,0 +1,42 @@
+# Task entities: the entities the configured tasks name, resolved to the corpus's ids (Wikipedia:
+# through its pages and linked aliases; a corpus without pages: each name is its own id, for
+# string linking). Sampling keeps these entities' mentions.
+
+
+rule task_entities:
+    input:
+        aliases="results/linking/{domain}/aliases",
+        pages=domain_corpus("pages"),
+        tasks=task_files,
+    output:
+        entities="results/task_entities/{domain}/task_entities.parquet",
+        counts="results/task_entities/{domain}/counts.json",
+    log:
+        "logs/task_entities/{domain}.log",
+    conda:
+        "../../envs/spark.yaml"
+    threads: lookup(dpath="spark/threads", within=config)
+    params:
+        spark=spark_params(),
+        tasks=task_entity_params,
+    script:
+        "../scripts/task_entities.py"
+
+
+rule task_entities_by_name:
+    input:
+        tasks=task_files,
+    output:
+        entities="results/task_entities/{domain}/task_entities.parquet",
+        counts="results/task_entities/{domain}/counts.json",
+    log:
+        "logs/task_entities/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("s2orc"),
+    localrule: True
+    conda:
+        "../../envs/spark.yaml"
+    params:
+        tasks=task_entity_params,
+    script:
+        "../scripts/task_entities_by_name.py"
