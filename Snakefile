@@ -2,7 +2,11 @@
 # Default target: every model's table and the LAMA summary with and without it.
 
 
-configfile: "config/config.yaml"
+# The demo's config only when none is given: a --configfile (config/paper.yaml) runs its own keys
+# and inherits none of the demo's (page_props, shards...); --config alone still edits the demo.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"

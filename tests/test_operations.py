@@ -555,7 +555,7 @@ def test_task_entities_without_sentences_are_counted(finished):
     """The fixture's task has a name the corpus lacks and a page no sentence mentions: both are
     counted in the job logs, neither gets a table row, and the run finished."""
     logs = finished / "logs" / "samples" / "wikipedia"
-    resolved = pq.read_table(finished / "results" / "samples" / "wikipedia" / "task_entities.parquet").to_pylist()
+    resolved = pq.read_table(finished / "results" / "task_entities" / "wikipedia" / "task_entities.parquet").to_pylist()
     frequencies = table_rows(finished / "results" / "samples" / "wikipedia" / "frequencies")
     by_name = {row["name"]: row for row in resolved}
     assert by_name["Nobody Atall"]["entity_id"] is None
@@ -563,7 +563,8 @@ def test_task_entities_without_sentences_are_counted(finished):
     assert unmentioned is not None and frequencies[unmentioned]["frequency"] == 0
     missing = [row["name"] for row in resolved if row["entity_id"] is None]  # the demo's own "drums" too
     assert sum(row["frequency"] == 0 for row in frequencies.values()) == 1
-    assert f"task entities: how_missing = {len(missing)}" in (logs / "task_entities.log").read_text()
+    task_log = finished / "logs" / "task_entities" / "wikipedia.log"
+    assert f"task entities: how_missing = {len(missing)}" in task_log.read_text()
     assert "sample_mentions: wanted_without_mentions = 1" in (logs / "sample.log").read_text()
     assert unmentioned not in table_rows(finished / TABLE)
 

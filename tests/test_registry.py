@@ -99,6 +99,13 @@ def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
     entry = registry.KINDS[kind]
     roles = set(registry.DOMAIN_KEYS) | set(entry.file_keys) | set(entry.grid_keys) | set(entry.hyperparameters)
     assert set(properties) <= roles, sorted(set(properties) - roles)
-    module, function = entry.runner.split(":")
-    runner = getattr(__import__(module, fromlist=[function]), function)
-    assert set(entry.hyperparameters) <= set(inspect.signature(runner).parameters)
+    assert set(entry.hyperparameters) <= set(inspect.signature(registry.resolve(entry.runner)).parameters)
+
+
+def test_every_kind_names_a_reader_and_the_papers_benchmarks():
+    from pelt.eval.summary import PAPER_RESULTS
+
+    assert sorted(b for kind in registry.KINDS.values() for b in kind.benchmarks) == sorted(PAPER_RESULTS)
+    assert set(registry.FEWREL_BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)
+    for kind in registry.KINDS.values():
+        assert callable(registry.resolve(kind.entity_reader)) and callable(registry.resolve(kind.runner))

@@ -99,6 +99,25 @@ def test_finetuning_config_errors_name_the_key(tmp_path, tasks, named):
     assert named in out and "Traceback" not in out, out
 
 
+def test_a_config_file_runs_its_own_keys_and_none_of_the_demos(tmp_path):
+    """`--configfile config/paper.yaml` must not inherit the demo config's keys (its page_props, its
+    two encoding shards): a config file given on the command line replaces the demo's."""
+    demo = write_config(tmp_path)  # the demo default, where the Snakefile looks for it
+    own = json.loads(json.dumps(demo))
+    del own["encoding"]["shards"], own["corpora"]["wikipedia"]["page_props"]
+    (tmp_path / "own.yaml").write_text(yaml.safe_dump(own))
+    runs = {}
+    for name, args in (("demo", ()), ("own", ("--configfile", "own.yaml"))):
+        run = snakemake(tmp_path, "-n", *args)
+        assert run.returncode == 0, run.stdout + run.stderr
+        runs[name] = planned_jobs(run.stdout)
+    page_props = demo["corpora"]["wikipedia"]["page_props"]
+    for name, shards, props in (("demo", 2, True), ("own", 1, False)):  # own: the schema's default, 1 shard
+        assert sum(job["rule"] == "encode_shard" for job in runs[name]) == shards, name
+        (corpus,) = [job for job in runs[name] if job["rule"] == "corpus_wikipedia"]
+        assert (page_props in corpus["input"]) == props, (name, corpus)
+
+
 @pytest.mark.parametrize("norm", [None, 4])
 def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     """Pelt FewRel / Wiki80 runs wait for the model's LAMA norm sweep exactly when the config sets no norm;

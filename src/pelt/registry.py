@@ -2,8 +2,9 @@
 
 A ``tasks:`` entry of the config is one of three kinds (LAMA, FewRel, Wiki80); FewRel 2.0 is a
 FewRel task under another key. Each kind names the config keys that hold its data files (whose
-entities the table needs), those that span its grid of runs, its hyper-parameters (passed by name
-to its runner), the runner itself, and how a run's setting reads. The Snakemake rules only map
+entities the table needs, and the reader that finds them), those that span its grid of runs, its
+hyper-parameters (passed by name to its runner), the runner itself, how a run's setting reads, and
+the benchmarks under which the paper's numbers stand beside its results. The Snakemake rules only map
 config to paths and ask this module the rest, so that the protocol is unit-tested, not only dry-run.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
@@ -11,7 +12,8 @@ Pure Python on purpose: the Snakefile imports it, in whatever environment Snakem
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
@@ -23,6 +25,8 @@ class TaskKind:
     grid_keys: tuple[str, ...]  # keys spanning the runs (one job each)
     hyperparameters: tuple[str, ...]  # keys passed as is to the runner, by these names
     runner: str  # module:function
+    entity_reader: str  # module:function, a data file -> the (name, QID) of each entity it mentions
+    benchmarks: tuple[str, ...]  # what its results report, the keys of the paper's numbers
 
 
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing")
@@ -34,6 +38,8 @@ KINDS: dict[str, TaskKind] = {
         grid_keys=(),
         hyperparameters=("batch_size", "max_length", "missing"),
         runner="pelt.eval.lama:run_lama",
+        entity_reader="pelt.tasks:lama_entities",
+        benchmarks=("lama", "lama_frequency"),
     ),
     "fewrel": TaskKind(
         "fewrel",
@@ -56,6 +62,8 @@ KINDS: dict[str, TaskKind] = {
             "first_eval",
         ),
         runner="pelt.eval.fewrel:run_fewrel",
+        entity_reader="pelt.tasks:fewrel_entities",
+        benchmarks=("fewrel1", "fewrel2"),
     ),
     "wiki80": TaskKind(
         "wiki80",
@@ -64,6 +72,8 @@ KINDS: dict[str, TaskKind] = {
         grid_keys=("seeds",),  # and the training settings, the keys of `train`
         hyperparameters=(*_FINETUNING, "epochs"),
         runner="pelt.eval.wiki80:run_wiki80",
+        entity_reader="pelt.tasks:wiki80_entities",
+        benchmarks=("wiki80",),
     ),
 }
 # Config keys of FewRel tasks and the benchmark each reports (the paper's Table 2).
@@ -80,6 +90,13 @@ def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
     if kind not in KINDS:
         raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
     return KINDS[kind]
+
+
+def resolve(path: str) -> Callable:
+    """The function a ``module:function`` entry names, imported when first needed (the runners load
+    torch; the Snakefile and Spark jobs must not)."""
+    module, function = path.split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def runner_options(name: str, task: Mapping, setting: str, seed: int, variant: str) -> dict:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from pelt.registry import kind_of
+from pelt.registry import kind_of, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -78,9 +78,10 @@ def lama_subject(record: Mapping) -> EntityRef | None:
     return unquote(label), record.get("sub_uri") or record.get("sub_w") or None
 
 
-def _fewrel_entities(path: str) -> Iterator[EntityRef | None]:
+def fewrel_entities(path: str) -> Iterator[EntityRef | None]:
+    """The head and tail (name, QID) of each FewRel instance; None where a side has no name."""
     if str(path).endswith(".jsonl"):  # FewRel trains on Wiki80 files too (run_fewrel reads both)
-        yield from _wiki80_entities(path)
+        yield from wiki80_entities(path)
         return
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
@@ -94,7 +95,8 @@ def _fewrel_entities(path: str) -> Iterator[EntityRef | None]:
                 yield (value[0], value[1] or None) if ok else None
 
 
-def _wiki80_entities(path: str) -> Iterator[EntityRef | None]:
+def wiki80_entities(path: str) -> Iterator[EntityRef | None]:
+    """The head and tail (name, QID) of each Wiki80 record; None where a side has no name."""
     for _, record in read_jsonl(path):
         for side in ("h", "t"):
             value = record.get(side)
@@ -102,12 +104,10 @@ def _wiki80_entities(path: str) -> Iterator[EntityRef | None]:
             yield (value["name"], value.get("id") or None) if ok else None
 
 
-def _lama_entities(path: str) -> Iterator[EntityRef | None]:
+def lama_entities(path: str) -> Iterator[EntityRef | None]:
+    """The subject (name, QID) of each LAMA fact (:func:`lama_subject`)."""
     for _, record in read_jsonl(path):
         yield lama_subject(record)
-
-
-_READERS = {"lama": _lama_entities, "fewrel": _fewrel_entities, "wiki80": _wiki80_entities}
 
 
 def domain_of(task: Mapping, key: str) -> str:
@@ -127,12 +127,13 @@ def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[EntityRef]:
     found: set[EntityRef] = set()
     for name, task in tasks.items():
         kind = kind_of(name, task)
+        read = resolve(kind.entity_reader)
         for key in kind.data_keys:
             if key not in task or domain_of(task, key) != domain:
                 continue
             for path in expand_globs(task[key], f"tasks.{name}.{key}"):
                 skipped, before = 0, len(found)
-                for entity in _READERS[kind.name](path):
+                for entity in read(path):
                     if entity is None:
                         skipped += 1
                     else:
