@@ -6,6 +6,7 @@ import bz2
 import gzip
 import html
 import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -62,6 +63,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "skipped_other_namespace": 1,
         "skipped_bad_redirect": 0,
         "skipped_wikitext_error": 0,
+        "skipped_wikitext_timeout": 0,
         "skipped_bad_page": 0,
         "skipped_dump_error": 0,
         "files_with_bad_utf8": 0,
@@ -173,6 +175,23 @@ def test_wikitext_error_is_a_counted_skip(monkeypatch: pytest.MonkeyPatch) -> No
     assert (row[0], row[1], row[-2]) == (5, "Broken", "wikitext_error")
     assert "too deep" in row[-1]
     assert corpus._page_row(DumpPage(6, 0, "R", "", "#REDIRECT [[]]"), namespace=0)[-2] == "bad_redirect"
+
+
+@pytest.mark.parametrize("slow", ["wikitext_to_plain", "is_disambiguation", "redirect_target"])
+def test_a_page_over_its_time_budget_is_a_counted_skip(monkeypatch: pytest.MonkeyPatch, slow: str) -> None:
+    # every function that reads the page's wikitext runs inside the budget; the row says why
+    real = getattr(corpus, slow)
+
+    def stall(text: str):
+        time.sleep(1)
+        return real(text)
+
+    monkeypatch.setattr(corpus, slow, stall)
+    started = time.monotonic()
+    row = corpus._page_row(DumpPage(7, 0, "Slow", None, "plain text"), namespace=0, seconds=0.2)
+    assert (row[0], row[1], row[-2]) == (7, "Slow", "wikitext_timeout") and time.monotonic() - started < 0.9
+    fast = corpus._page_row(DumpPage(8, 0, "Fast", None, "plain text"), namespace=0, seconds=None)
+    assert fast[-2] is None  # no budget: the page is read, however long it takes
 
 
 def test_parse_page_props() -> None:

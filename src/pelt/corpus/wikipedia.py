@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
 
 from pyspark import StorageLevel
@@ -64,7 +67,44 @@ _PAGE_ROWS = T.StructType(
     ]
 )
 # Why a page or a piece of a dump produced no output row.
-WIKIPEDIA_SKIP_REASONS = ("other_namespace", "bad_redirect", "wikitext_error", "bad_page", "dump_error")
+WIKIPEDIA_SKIP_REASONS = (
+    "other_namespace",
+    "bad_redirect",
+    "wikitext_error",
+    "wikitext_timeout",
+    "bad_page",
+    "dump_error",
+)
+# A page whose wikitext is still being read after this many seconds is skipped and counted, so
+# that no page can cost a task (the conversion is linear in the page; this is the safety net).
+PAGE_SECONDS = 60.0
+
+
+class PageTimeout(Exception):
+    """A page's wikitext took longer than its time budget."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`PageTimeout` in the block after ``seconds`` (a SIGALRM timer). Spark's Python
+    workers run each task in their main thread; elsewhere (another thread, no SIGALRM) there is no
+    limit."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not seconds or not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise PageTimeout(f"over {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
 
 DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
 
@@ -89,11 +129,24 @@ def _skip_row(reason: str, detail: str, page_id: int | None = None, title: str |
     return (page_id, title, None, None, None, None, None, reason, detail)
 
 
-def _page_row(page: DumpPage, namespace: int) -> tuple:
-    """The output row of one dump page: a redirect, an article, or a skip row."""
+def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECONDS) -> tuple:
+    """The output row of one dump page: a redirect, an article, or a skip row. Everything that reads
+    the page's wikitext runs within ``seconds``."""
     title = normalize_title(page.title)
     if page.ns != namespace:
         return _skip_row("other_namespace", f"ns={page.ns}", page.page_id, title)
+    try:
+        with time_limit(seconds):
+            return _read_page(page, title)
+    except PageTimeout as exc:
+        logger.warning("page %d %r: wikitext reading stopped: %s", page.page_id, title, exc)
+        return _skip_row("wikitext_timeout", str(exc), page.page_id, title)
+    except Exception as exc:  # one broken page must not fail the job: it is counted and logged instead
+        logger.warning("page %d %r: wikitext conversion failed: %r", page.page_id, title, exc)
+        return _skip_row("wikitext_error", repr(exc), page.page_id, title)
+
+
+def _read_page(page: DumpPage, title: str) -> tuple:
     if page.redirect_to is not None:  # the dump's <redirect> tag; older dumps have only the #REDIRECT line
         target: str | None = normalize_title(page.redirect_to)
         if not target:
@@ -102,11 +155,7 @@ def _page_row(page: DumpPage, namespace: int) -> tuple:
         target = redirect_target(page.text)
     if target is not None:
         return (page.page_id, title, True, target, False, None, None, None, None)
-    try:
-        text, links = wikitext_to_plain(page.text)
-    except Exception as exc:  # one broken page must not fail the job: it is counted and logged instead
-        logger.warning("page %d %r: wikitext conversion failed: %r", page.page_id, title, exc)
-        return _skip_row("wikitext_error", repr(exc), page.page_id, title)
+    text, links = wikitext_to_plain(page.text)
     links_out = [(link.start, link.end, link.target) for link in links]
     return (page.page_id, title, False, None, is_disambiguation(page.text), text, links_out, None, None)
 
@@ -180,7 +229,7 @@ def build_wikipedia_corpus(
             by_kind["disambiguation"] += row["count"] if row.is_disambiguation else 0
         counts = {k: by_kind[k] for k in ("pages", "articles", "redirects", "disambiguation")}
         counts["pages_read"] = counts["pages"] + sum(
-            by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error")
+            by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error", "wikitext_timeout")
         )
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
