@@ -43,3 +43,19 @@ def test_every_schema_key_is_documented():
 def test_shipped_configs_are_valid(name):
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
     jsonschema.validate(yaml.safe_load((REPO / "config" / name).read_text()), schema)
+
+
+def test_config_problems_are_one_line_each_with_the_key_meant():
+    from pelt.config import config_problems
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    assert config_problems(config, schema) == []
+    config["sampling"]["max_sentences_per_entiti"] = 3
+    config["encoding"]["precision"] = "fp8"
+    config["tasx"] = {}
+    assert config_problems(config, schema) == [
+        "tasx: unknown key; did you mean 'tasks'?",
+        "encoding.precision: 'fp8' is not one of ['auto', 'fp32', 'bf16', 'fp16']",
+        "sampling.max_sentences_per_entiti: unknown key; did you mean 'max_sentences_per_entity'?",
+    ]

@@ -9,11 +9,21 @@ sys.path.insert(
     0, os.path.join(workflow.basedir, "src")
 )  # pelt's task registry, pure Python
 from pelt import registry
+from pelt.config import config_problems
 
 min_version("9.0")
 
 
-validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+CONFIG_PROBLEMS = config_problems(
+    config, workflow.source_path("../schemas/config.schema.yaml")
+)
+if CONFIG_PROBLEMS:
+    raise WorkflowError(
+        "Error validating config file:\n  " + "\n  ".join(CONFIG_PROBLEMS)
+    )
+validate(
+    config, workflow.source_path("../schemas/config.schema.yaml")
+)  # fills the defaults
 
 CORPORA = config["corpora"]
 NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
