@@ -109,3 +109,17 @@ def test_every_kind_names_a_reader_and_the_papers_benchmarks():
     assert set(registry.FEWREL_BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)
     for kind in registry.KINDS.values():
         assert callable(registry.resolve(kind.entity_reader)) and callable(registry.resolve(kind.runner))
+
+
+@pytest.mark.parametrize("kind", ["lama", "fewrel", "wiki80"])
+def test_the_runners_defaults_are_the_schemas(kind):
+    # defaults live in one place: a library user calling the runner gets what the workflow would run
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    tasks = schema["properties"]["tasks"]["properties"]
+    properties = (schema["$defs"]["fewrel"] if kind == "fewrel" else tasks[kind])["properties"]
+    entry = registry.KINDS[kind]
+    parameters = inspect.signature(registry.resolve(entry.runner)).parameters
+    for key in entry.hyperparameters:
+        default = properties[key].get("default")
+        if default is not None and not isinstance(default, dict):  # Wiki80's epochs: one per setting
+            assert parameters[key].default == default, key
