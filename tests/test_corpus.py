@@ -67,6 +67,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "skipped_bad_page": 0,
         "skipped_dump_error": 0,
         "files_with_bad_utf8": 0,
+        "files_with_bad_xml_chars": 0,
         "files_without_documents": 0,
     }
     assert documents.count() == 106

@@ -294,6 +294,23 @@ def test_bytes_that_are_not_utf8_are_replaced_counted_and_every_page_kept(tmp_pa
     assert len(notices) == 1 and "3 bytes that are not UTF-8" in notices[0][8]
 
 
+def test_characters_xml_forbids_are_replaced_counted_and_every_page_kept(tmp_path: Path) -> None:
+    # one control character or reference to one used to end the file: every page after it was lost
+    pages = [page_xml(1, "Alpha", "bell \x07 here"), page_xml(2, "Beta", "ref &#1; and &#x1F; kept &#233;"), PAGES[3]]
+    data = dump(pages)
+    expected = [(1, "bell \ufffd here"), (2, "ref \ufffd and \ufffd kept \u00e9"), (4, "#REDIRECT [[gamma ray]]")]
+    for chunking in (1, 3, len(data)):  # references cut by every possible chunk boundary
+        stats = DumpStats()
+        chunks = (data[i : i + chunking] for i in range(0, len(data), chunking))
+        assert [(p.page_id, p.text) for p in iter_pages_from_chunks(chunks, stats)] == expected, chunking
+        assert stats.bad_xml_chars == 3 and stats.errors == [] and stats.pages == 3
+    (tmp_path / "bad.xml").write_bytes(data)
+    rows = list(_page_rows((str(tmp_path / "bad.xml"), None, None), namespace=0))
+    assert [row[0] for row in rows if row[7] is None] == [1, 2, 4]
+    notices = [row for row in rows if row[7] == "bad_xml_chars"]
+    assert len(notices) == 1 and "3 characters that XML forbids" in notices[0][8]
+
+
 def test_page_without_id_is_counted_not_fatal() -> None:
     bad = "<page><title>NoId</title><ns>0</ns><revision><text>x</text></revision></page>\n"
     stats = DumpStats()

@@ -178,6 +178,9 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     if stats.bad_utf8:  # the pages are kept: a notice row, counted apart from the skips
         notice = f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD"
         yield (*_skip_row("bad_utf8", notice), path)
+    if stats.bad_xml_chars:  # likewise: the pages are kept
+        notice = f"{where}: {stats.bad_xml_chars} characters that XML forbids replaced by U+FFFD"
+        yield (*_skip_row("bad_xml_chars", notice), path)
 
 
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
@@ -233,6 +236,7 @@ def build_wikipedia_corpus(
         )
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
+        counts["files_with_bad_xml_chars"] = by_kind["skipped_bad_xml_chars"]
         good = rows.where(F.col("skip").isNull())
         articles = good.where(~F.col("is_redirect"))
         with_documents = [row.file for row in articles.select("file").distinct().collect()]

@@ -157,7 +157,7 @@ def write_coverage(
 # the input-quality table. Pages outside the article namespace are skipped by design, not for being
 # bad, and are not flagged (the corpus log keeps them quiet for the same reason).
 SKIP_COUNTS = re.compile(
-    r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|bad_utf8"
+    r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|files_with_bad_xml_chars|bad_utf8"
     r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"
     r"|pages_without_title|names_(?:blank|ambiguous)|how_missing|wanted_without_mentions"
 )
