@@ -257,8 +257,11 @@ def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg:
         )
     for edge in BUCKET_EDGES:
         if edge <= largest:
-            ax.axvline(edge, color="#999999", linestyle=":", linewidth=1)
+            ax.axvline(edge - 0.5, color="#999999", linestyle=":", linewidth=1)  # between 9 and 10 mentions ...
     ax.set_xscale("log")
+    ticks = [t for t in (m * 10**e for e in range(10) for m in (1, 2, 5)) if t <= largest * 1.5]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.set_xlim(0.5, largest + 1)
     ax.set_xlabel("mentions of the entity in the corpus (log scale; dotted: the paper's buckets)")
     ax.set_ylabel("entities per bin")
     ax.set_title("Entity frequency distribution")
