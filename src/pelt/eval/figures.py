@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 
@@ -24,6 +25,7 @@ from pelt.eval.flags import chance_level  # noqa: E402
 from pelt.eval.report import stage_times  # noqa: E402
 from pelt.eval.summary import BENCHMARK_NAMES, PAPER_NORMS, PAPER_RESULTS, paper_model  # noqa: E402
 
+logger = logging.getLogger(__name__)
 matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "pelt"})
 # Colour-blind-safe palette (Okabe & Ito), one colour per variant or series.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -39,6 +41,7 @@ def _short(model: str) -> str:
 def _save(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
     fig.savefig(path, format="svg", metadata={"Date": None})
     plt.close(fig)
+    logger.info("figure written to %s", path)
 
 
 def _top(values: Sequence[float], cap: float | None = 110.0) -> float:

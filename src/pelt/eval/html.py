@@ -18,15 +18,16 @@ from pelt.eval.flags import FLAG
 STYLE = (
     ".pelt{font-family:sans-serif;font-size:14px;line-height:1.4;color:#222}"
     ".pelt table{border-collapse:collapse;margin:8px 0 16px}"
-    ".pelt td,.pelt th{border:1px solid #bbb;padding:3px 6px;text-align:right}"
-    ".pelt td{white-space:nowrap}.pelt th{background:#eee;vertical-align:bottom}"
-    ".pelt td:first-child,.pelt td:nth-child(2),.pelt th:first-child,.pelt th:nth-child(2){text-align:left}"
+    ".pelt td,.pelt th{border:1px solid #bbb;padding:3px 6px;text-align:left}"
+    ".pelt td{white-space:nowrap}.pelt td.n{text-align:right}.pelt th{background:#eee;vertical-align:bottom}"
     ".pelt tr.paper td{color:#555;font-style:italic;background:#f4f4f4}"
     ".pelt p.flag{background:#fde2d2;border-left:4px solid #d55e00;padding:4px 8px}"
     ".pelt p.ok{background:#e3f2e8;border-left:4px solid #009e73;padding:4px 8px}"
     ".pelt code{font-size:90%}.pelt code::before,.pelt code::after{content:none}"
 )
 PAPER_ROW = re.compile(r"^paper\b|^\(paper\)")
+# A number as the summaries write it (12.5, +1.8, 70.4 ± 1.2, 9.9 (530), 60.2 (5.4), – for none): right-aligned.
+NUMBER = re.compile(r"[-+]?[\d.,]+%?(?: ± [\d.]+)?(?: \([\d.]+\))?|–")
 
 
 def _inline(text: str) -> str:
@@ -37,6 +38,10 @@ def _inline(text: str) -> str:
 
 def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _cell(text: str) -> str:
+    return f'<td class="n">{_inline(text)}</td>' if NUMBER.fullmatch(text) else f"<td>{_inline(text)}</td>"
 
 
 def markdown_html(markdown: str) -> str:
@@ -53,7 +58,7 @@ def markdown_html(markdown: str) -> str:
             while i < len(lines) and lines[i].startswith("|"):
                 cells = _cells(lines[i])
                 row = '<tr class="paper">' if PAPER_ROW.match(cells[0]) else "<tr>"
-                out.append(row + "".join(f"<td>{_inline(c)}</td>" for c in cells) + "</tr>")
+                out.append(row + "".join(_cell(c) for c in cells) + "</tr>")
                 i += 1
             out.append("</table>")
             continue

@@ -277,7 +277,7 @@ LOG_TIMES = (
 def stage_times(logs_dir: str | os.PathLike[str]) -> dict[str, tuple[float, int]]:
     """Wall seconds and number of jobs per stage, from the job logs under ``logs_dir``: a job's time is
     from its log's earliest to its latest timestamped line (:data:`LOG_TIMES`; a few seconds of imports
-    before the first line are not counted, and a log that a rerun appended to spans both runs).
+    before the first line are not counted; Snakemake removes a job's log before it reruns the job).
     The stage is the log's first folder (``corpus``, ``linking`` ...), with the
     second for ``eval`` (``eval/lama``, ``eval/fewrel`` ...). A log without a timestamp counts as a job
     of 0 s."""
