@@ -75,12 +75,14 @@ def test_chance_flags_use_the_ways_or_classes_and_the_standard_error():
 
 def test_markdown_html_tables_paper_rows_and_flag_boxes():
     html = markdown_html(
-        "Intro with `code` & **bold**.\n\n| A | B |\n|---|---|\n| `x` | 1.5 |\n| paper (Ye et al. 2022) | 2.0 |\n\n"
+        "Intro with `code` & **bold**.\n\n| A | B |\n|---|---|\n| `x` | 1.5 |\n| y | – (0) |\n"
+        "| paper (Ye et al. 2022) | 2.0 |\n\n"
         "> Flag: something < wrong\n> No flag raised (checked: x).\n"
     )
     assert "<p>Intro with <code>code</code> &amp; <b>bold</b>.</p>" in html
     assert "<tr><th>A</th><th>B</th></tr>" in html
     assert '<tr><td><code>x</code></td><td class="n">1.5</td></tr>' in html  # numbers right-aligned
+    assert '<tr><td>y</td><td class="n">– (0)</td></tr>' in html
     assert '<tr class="paper"><td>paper (Ye et al. 2022)</td><td class="n">2.0</td></tr>' in html
     assert '<p class="flag">Flag: something &lt; wrong</p>' in html and '<p class="ok">No flag raised' in html
 

@@ -26,8 +26,8 @@ STYLE = (
     ".pelt code{font-size:90%}.pelt code::before,.pelt code::after{content:none}"
 )
 PAPER_ROW = re.compile(r"^paper\b|^\(paper\)")
-# A number as the summaries write it (12.5, +1.8, 70.4 ± 1.2, 9.9 (530), 60.2 (5.4), – for none): right-aligned.
-NUMBER = re.compile(r"[-+]?[\d.,]+%?(?: ± [\d.]+)?(?: \([\d.]+\))?|–")
+# A number as the summaries write it (12.5, +1.8, 70.4 ± 1.2, 9.9 (530), – (0), – for none): right-aligned.
+NUMBER = re.compile(r"(?:[-+]?[\d.,]+%?|–)(?: ± [\d.]+)?(?: \([\d.–]+\))?")
 
 
 def _inline(text: str) -> str:
