@@ -154,6 +154,8 @@ def write_input_quality(
     return rows
 
 
+# The two variants the landing page compares: without and with the table.
+VARIANTS = ("baseline", "pelt")
 # One sentence per comparison on the landing page: what the difference between the two variants means.
 MEANINGS = {
     "LAMA": "LAMA (Google-RE, T-REx): cloze facts answered with no training, without and with the subject's "
@@ -250,9 +252,6 @@ def _headline_rows(model: str, lama: list[dict], seed_rows: list[dict]):
         )
         kind = "Wiki80" if benchmark == "wiki80" else "FewRel"
         yield kind, f"{BENCHMARK_NAMES.get(benchmark, benchmark)} {setting} accuracy", cells
-
-
-VARIANTS = ("baseline", "pelt")
 
 
 def _cells(ours: list, stds: list, paper: list) -> list[str]:
