@@ -20,6 +20,7 @@ include: "workflow/rules/task_entities.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/encoding.smk"
 include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

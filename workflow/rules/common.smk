@@ -171,7 +171,8 @@ def finetuning_results(names):
     ]
 
 
-def all_outputs():
+def result_outputs():
+    """Every output of a run but the stage-times figure, which reads the logs of their jobs."""
     outputs = []
     for domain in task_domains():
         if domain not in CORPORA:
@@ -191,13 +192,40 @@ def all_outputs():
     if "wiki80" in config["tasks"]:
         summaries.append("wiki80")
     outputs += expand(
-        "results/eval/summary/{summary}.{ext}", summary=summaries, ext=["csv", "md"]
+        "results/eval/summary/{summary}.{ext}",
+        summary=summaries,
+        ext=["csv", "md", "html"],
     )
+    figures = [s for s in summaries if s != "lama"] + ["coverage", "frequencies"]
     if "lama" in config["tasks"]:
-        outputs.append("results/eval/report/lama_buckets.svg")
-    outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "svg"])
+        figures.append("lama_buckets")
+    outputs += expand("results/eval/report/{figure}.svg", figure=figures)
+    outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
     outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
+    outputs.append("results/eval/report/headline.html")
     return outputs
+
+
+def all_outputs():
+    return result_outputs() + ["results/eval/report/stage_times.svg"]
+
+
+def headline_inputs(wildcards):
+    """The per-run results the landing page sums up: LAMA without and with the table, the norm
+    sweeps, and every fine-tuning run."""
+    lama = "lama" in config["tasks"]
+    return {
+        "lama": expand(
+            "results/eval/lama/{model}/{variant}.json",
+            model=MODELS if lama else [],
+            variant=VARIANTS,
+        ),
+        "sweeps": expand(
+            "results/eval/lama/{model}/norm_sweep.json", model=MODELS if lama else []
+        ),
+        "fewrel": finetuning_results(FEWREL_TASKS),
+        "wiki80": finetuning_results(["wiki80"] if "wiki80" in config["tasks"] else []),
+    }
 
 
 def expand_globs(patterns, key):

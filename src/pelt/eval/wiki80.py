@@ -205,6 +205,7 @@ def run_wiki80(
         "setting": setting or setting_of(train),
         "accuracy": result_accuracy,
         "n": len(marked["eval"]),
+        "classes": len(labels),
         "norm": encoder.norm,
         "table": table_path if encoder.table is not None else None,
         "train_file": train,
