@@ -14,7 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+import pelt.models
 from pelt.encoding import encode_samples
+from pelt.injection import inject
 from pelt.models import load_masked_lm, weights_digest
 from pelt.table import EntityTable, merge_tables, write_table
 
@@ -64,6 +66,7 @@ def test_table_records_its_model_and_accepts_a_copy(tiny_model_dirs, built, capl
     assert table.metadata["revision"] == "local" and "hub_name" not in table.metadata  # a folder: no hub name
     table.check_model(model)  # same weights, another folder (the old check compared path strings)
 
+    model, _ = load_masked_lm(str(copy))
     with torch.no_grad():
         model.lm_head.dense.weight[0, 0] += 0.5
     with pytest.raises(ValueError, match="with weights .* allow_other_weights=True"):
@@ -72,6 +75,22 @@ def test_table_records_its_model_and_accepts_a_copy(tiny_model_dirs, built, capl
         table.check_model(model, allow_other_weights=True)
         EntityTable.open(table_path, allow_other_weights=True).check_model(model)
     assert sum("used with other weights, as allowed" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_weights_are_checked_once_per_model_so_fine_tuning_goes_on(built, monkeypatch):
+    """inject checks the table for every batch: the digest is computed for the first only, and a
+    model being fine-tuned with its table (weights changed after the first step) keeps working."""
+    table_path, copy = built
+    table = EntityTable.open(table_path)
+    model, tokenizer = load_masked_lm(str(copy))
+    calls = []
+    monkeypatch.setattr(pelt.models, "weights_digest", lambda m: calls.append(m) or weights_digest(m))
+    text = f"Marie Curie was born in {tokenizer.mask_token}."
+    for _ in range(3):
+        assert inject(model, tokenizer, [text], [[(0, 11, "Marie_Curie")]], table).n_injected == 1
+        with torch.no_grad():
+            model.lm_head.dense.weight[0, 0] += 0.5  # an optimiser step
+    assert len(calls) == 1
 
 
 def test_merge_follows_the_digest(built, tmp_path):

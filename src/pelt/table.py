@@ -22,6 +22,7 @@ import logging
 import os
 import tempfile
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -218,6 +219,7 @@ class EntityTable:
     def __init__(self, path: Path, reader: pa.ipc.RecordBatchFileReader):
         self.path = path
         self.allow_other_weights = False  # check_model's default; see open()
+        self._weights_checked: weakref.WeakSet[PreTrainedModel] = weakref.WeakSet()
         self._batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
         schema = reader.schema
         self.metadata: dict[str, object] = json.loads(schema.metadata[_META_KEY])
@@ -350,6 +352,10 @@ class EntityTable:
         hub passes; tables written before digests were recorded fall back to comparing names.
         ``allow_other_weights`` (default: what :meth:`open` was given) accepts different weights of
         the same shape, e.g. a fine-tuned model using its base model's table; it is logged.
+
+        The weights are checked once per model object: :func:`pelt.injection.inject` calls this for
+        every batch, and a model being fine-tuned with the table changes its weights after the
+        first step (the table was built for the weights it started from).
         """
         config = model.config
         built_for = str(self.metadata["model"])
@@ -361,16 +367,18 @@ class EntityTable:
         model_type = self.metadata.get("model_type")
         if model_type is not None and model_type != config.model_type:
             raise ValueError(f"table {self.path} was built for a {model_type} model, not {config.model_type}")
-        mismatch = _model_mismatch(self.metadata, model)
-        if mismatch is None:
+        if model in self._weights_checked:
             return
-        allow = self.allow_other_weights if allow_other_weights is None else allow_other_weights
-        if not allow:
-            raise ValueError(
-                f"table {self.path}: {mismatch}; pass allow_other_weights=True to use it with other weights "
-                "of the same shape (e.g. a model fine-tuned from the one it was built for)"
-            )
-        logger.warning("table %s used with other weights, as allowed: %s", self.path, mismatch)
+        mismatch = _model_mismatch(self.metadata, model)
+        if mismatch is not None:
+            allow = self.allow_other_weights if allow_other_weights is None else allow_other_weights
+            if not allow:
+                raise ValueError(
+                    f"table {self.path}: {mismatch}; pass allow_other_weights=True to use it with other weights "
+                    "of the same shape (e.g. a model fine-tuned from the one it was built for)"
+                )
+            logger.warning("table %s used with other weights, as allowed: %s", self.path, mismatch)
+        self._weights_checked.add(model)
 
     def merge(
         self, *others: EntityTable | str | os.PathLike[str], out_path: str | os.PathLike[str], **kw
