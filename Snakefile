@@ -14,6 +14,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
+include: "workflow/rules/models.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/linking.smk"
 include: "workflow/rules/task_entities.smk"

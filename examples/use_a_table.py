@@ -57,7 +57,14 @@ def predict(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the model the table was built for (a local directory)")
-    parser.add_argument("--table", required=True, help="table.parquet")
+    parser.add_argument(
+        "--table", required=True, help="table.parquet, a folder holding one, or a Hugging Face Hub dataset repo id"
+    )
+    parser.add_argument(
+        "--allow-other-weights",
+        action="store_true",
+        help="use the table with weights other than those it was built with (a fine-tuned model); logged",
+    )
     parser.add_argument("--text", required=True, help=f"a sentence with one {MASK} and a mention of --entity")
     parser.add_argument("--entity", required=True, help="entity id in the table (Wikipedia: the page title)")
     parser.add_argument("--mention", help="the entity's words in --text (default: the entity id)")
@@ -67,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
-    table = EntityTable.open(args.table)
+    table = EntityTable.load(args.table, allow_other_weights=args.allow_other_weights)
     if args.entity not in table:
         print(f"error: {args.entity!r} is not in {args.table} ({len(table)} entities)", file=sys.stderr)
         return 1

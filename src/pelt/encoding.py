@@ -38,8 +38,8 @@ from pelt.models import (
     mask_representation,
     max_input_length,
     mention_token_span,
+    model_identity,
     representation,
-    revision,
     tokenize_with_offsets,
 )
 from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
@@ -368,16 +368,6 @@ _CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision"
 _WEIGHTS_KEY = b"pelt.weights"
 
 
-def weights_digest(model: PreTrainedModel) -> str:
-    """A digest of the model's weights: a local folder has no commit to name, and the demo model is
-    retrained when its corpus changes, so the cache checks the weights themselves."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().to("cpu").contiguous().view(torch.uint8).numpy())
-    return digest.hexdigest()
-
-
 def mention_digests(samples_path: str, shard: tuple[int, int] | None = None) -> dict[str, str]:
     """entity_id -> a digest of the set of its sampled mentions (in ``shard``), whatever their order.
 
@@ -478,7 +468,7 @@ def encode_samples(
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
     metadata = {
         "model": model_name_or_path,
-        "revision": revision(model),
+        **model_identity(model, model_name_or_path),
         "model_type": model.config.model_type,
         "hidden_size": model.config.hidden_size,
         "representation": representation(model),
@@ -487,7 +477,7 @@ def encode_samples(
         "precision": str(model.dtype).removeprefix("torch."),
     }
     digests = mention_digests(samples_path, shard) if cache_dir else {}
-    weights = weights_digest(model) if cache_dir else ""
+    weights = str(metadata["model_digest"])
     reused, reused_sums, reused_counts = (
         _reusable(cache_dir, shard, digests, {**metadata, "weights": weights}) if cache_dir else ([], None, None)
     )

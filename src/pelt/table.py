@@ -22,6 +22,7 @@ import logging
 import os
 import tempfile
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -217,6 +218,8 @@ class EntityTable:
 
     def __init__(self, path: Path, reader: pa.ipc.RecordBatchFileReader):
         self.path = path
+        self.allow_other_weights = False  # check_model's default; see open()
+        self._weights_checked: weakref.WeakSet[PreTrainedModel] = weakref.WeakSet()
         self._batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
         schema = reader.schema
         self.metadata: dict[str, object] = json.loads(schema.metadata[_META_KEY])
@@ -231,8 +234,11 @@ class EntityTable:
         self._counts = [(b.column("n_sentences").to_numpy(), b.column("frequency").to_numpy()) for b in self._batches]
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> EntityTable:
-        """Open ``table.parquet`` through its sidecar, (re)building the sidecar when missing or stale."""
+    def open(cls, path: str | os.PathLike[str], *, allow_other_weights: bool = False) -> EntityTable:
+        """Open ``table.parquet`` through its sidecar, (re)building the sidecar when missing or stale.
+
+        ``allow_other_weights``: the default of :meth:`check_model` for this table.
+        """
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"entity table {path} does not exist")
@@ -242,8 +248,34 @@ class EntityTable:
         for candidate in (sidecar_path(path), _fallback_sidecar(build.get(_BUILD_KEY, b"none"))):
             reader = _open_sidecar(candidate, build.get(_BUILD_KEY))
             if reader is not None:
-                return cls(path, reader)
-        return cls(path, _rebuild_sidecar(path))
+                break
+        else:
+            reader = _rebuild_sidecar(path)
+        table = cls(path, reader)
+        table.allow_other_weights = allow_other_weights
+        return table
+
+    @classmethod
+    def load(
+        cls,
+        source: str | os.PathLike[str],
+        *,
+        filename: str = "table.parquet",
+        revision: str | None = None,
+        allow_other_weights: bool = False,
+    ) -> EntityTable:
+        """Open a table from a file, a folder holding ``filename``, or a Hugging Face Hub dataset repository.
+
+        A ``source`` that is not a path here is taken as a dataset repo id (``user/name``) and only
+        ``filename`` (and its sidecar, if the repo has one) is fetched, at ``revision`` when given,
+        into the hub's local cache; with ``HF_HUB_OFFLINE=1`` the cached copy is used.
+        """
+        path = Path(source)
+        if not path.exists():
+            path = Path(_download_table(str(source), filename, revision))
+        elif path.is_dir():
+            path = path / filename
+        return cls.open(path, allow_other_weights=allow_other_weights)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -312,12 +344,19 @@ class EntityTable:
         scale = (self.norm if norm is None else float(norm)) / np.where(lengths == 0, 1.0, lengths)
         return (sums * scale).astype(np.float32)
 
-    def check_model(self, model: PreTrainedModel) -> None:
-        """Raise ValueError unless ``model`` is the model this table was built for (name, type, hidden size)."""
-        from pelt.models import (
-            same_model_name,  # here: importing torch would slow every `pelt table` command
-        )
+    def check_model(self, model: PreTrainedModel, *, allow_other_weights: bool | None = None) -> None:
+        """Raise ValueError unless ``model`` is the model this table was built for.
 
+        Hidden size and model type must always agree.  The model is recognised by its weights
+        (:func:`pelt.models.weights_digest`), so a copy in another folder or the same model from the
+        hub passes; tables written before digests were recorded fall back to comparing names.
+        ``allow_other_weights`` (default: what :meth:`open` was given) accepts different weights of
+        the same shape, e.g. a fine-tuned model using its base model's table; it is logged.
+
+        The weights are checked once per model object: :func:`pelt.injection.inject` calls this for
+        every batch, and a model being fine-tuned with the table changes its weights after the
+        first step (the table was built for the weights it started from).
+        """
         config = model.config
         built_for = str(self.metadata["model"])
         if config.hidden_size != self.hidden_size:
@@ -328,14 +367,70 @@ class EntityTable:
         model_type = self.metadata.get("model_type")
         if model_type is not None and model_type != config.model_type:
             raise ValueError(f"table {self.path} was built for a {model_type} model, not {config.model_type}")
-        if not same_model_name(built_for, model.name_or_path):
-            raise ValueError(f"table {self.path} was built for model {built_for!r}, not {model.name_or_path!r}")
+        if model in self._weights_checked:
+            return
+        mismatch = _model_mismatch(self.metadata, model)
+        if mismatch is not None:
+            allow = self.allow_other_weights if allow_other_weights is None else allow_other_weights
+            if not allow:
+                raise ValueError(
+                    f"table {self.path}: {mismatch}; pass allow_other_weights=True to use it with other weights "
+                    "of the same shape (e.g. a model fine-tuned from the one it was built for)"
+                )
+            logger.warning("table %s used with other weights, as allowed: %s", self.path, mismatch)
+        self._weights_checked.add(model)
 
     def merge(
         self, *others: EntityTable | str | os.PathLike[str], out_path: str | os.PathLike[str], **kw
     ) -> EntityTable:
         """This table merged with ``others`` into ``out_path``; see :func:`merge_tables`."""
         return merge_tables([self, *others], out_path, **kw)
+
+
+def _model_mismatch(metadata: Mapping[str, object], model: PreTrainedModel) -> str | None:
+    """Why ``model`` is not the one a table's metadata names, or None when it is."""
+    recorded = metadata.get("model_digest")
+    if recorded is not None:
+        from pelt.models import weights_digest  # here: importing torch would slow every `pelt table` command
+
+        digest = weights_digest(model)
+        if digest == recorded:
+            return None
+        return f"built for model {metadata['model']!r} with weights {recorded}, {model.name_or_path!r} has {digest}"
+    from pelt.models import same_model_name
+
+    if same_model_name(str(metadata["model"]), model.name_or_path):
+        return None
+    return f"built for model {metadata['model']!r}, not {model.name_or_path!r}"
+
+
+def _same_model(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
+    """Tables name one model when their weight digests agree, or (without digests) their model names do."""
+    if a.get("model_digest") is not None and b.get("model_digest") is not None:
+        return a["model_digest"] == b["model_digest"]
+    return a.get("model") == b.get("model")
+
+
+def _model_name(metadata: Mapping[str, object]) -> str:
+    return f"{metadata.get('model')!r} (weights {metadata.get('model_digest')})"
+
+
+def _download_table(repo_id: str, filename: str, revision: str | None) -> str:
+    """The local path of ``filename`` from a hub dataset repository (downloaded once, then cached)."""
+    from huggingface_hub import snapshot_download  # only tables from the hub need it
+
+    patterns = [filename, str(sidecar_path(filename))]
+    try:
+        folder = snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns)
+    except (OSError, ValueError) as err:  # the hub's HTTP, offline and bad-repo-id errors
+        raise FileNotFoundError(
+            f"entity table {repo_id!r} is neither a local path nor a reachable Hugging Face Hub dataset: {err}"
+        ) from err
+    path = Path(folder) / filename
+    if not path.exists():
+        raise FileNotFoundError(f"hub dataset {repo_id!r} (revision {revision or 'main'}) has no {filename}")
+    logger.info("entity table %s from hub dataset %s", path, repo_id)
+    return str(path)
 
 
 def _fallback_sidecar(build_id: bytes) -> Path:
@@ -406,7 +501,10 @@ def merge_tables(
         raise ValueError("merge_tables: no tables given")
     first = opened[0]
     for t in opened[1:]:
-        for key in ("model", "hidden_size", "representation", "max_seq_len", "model_type"):
+        if not _same_model(t.metadata, first.metadata):
+            ours, theirs = (_model_name(m) for m in (t.metadata, first.metadata))
+            raise ValueError(f"cannot merge {t.path} into {first.path}: model differs ({ours} != {theirs})")
+        for key in ("hidden_size", "representation", "max_seq_len", "model_type"):
             if t.metadata.get(key) != first.metadata.get(key):
                 raise ValueError(
                     f"cannot merge {t.path} into {first.path}: {key} differs "

@@ -455,3 +455,43 @@ def check_finetuning_tasks():
 
 
 check_finetuning_tasks()
+
+
+DOWNLOAD = config.get("download", {})
+RELEASES = DOWNLOAD.get("files", {})
+ENWIKI_FILES = (
+    "|".join(re.escape(name) for name in DOWNLOAD.get("enwiki_files", [])) or NEVER
+)
+RELEASE_FILES = "|".join(re.escape(path) for path in RELEASES) or NEVER
+
+
+def download_targets():
+    """Every file the `download` config names: the dump's files (with its checksum list) and the releases."""
+    targets = [f"data/{path}" for path in RELEASES]
+    if "LAMA/data.zip" in RELEASES:
+        targets.append("data/LAMA/release")  # the tasks read the unpacked files
+    if "enwiki_date" in DOWNLOAD:
+        date = DOWNLOAD["enwiki_date"]
+        targets += [
+            f"data/enwiki/enwiki-{date}-{name}"
+            for name in ["sha1sums.txt", *DOWNLOAD["enwiki_files"]]
+        ]
+    return targets
+
+
+def enwiki_url(wildcards):
+    """A dump file's address: <mirror>/enwiki/<date>/enwiki-<date>-<name>."""
+    name = getattr(wildcards, "name", "sha1sums.txt")
+    mirror = DOWNLOAD["enwiki_mirror"].rstrip("/")
+    return f"{mirror}/enwiki/{wildcards.date}/enwiki-{wildcards.date}-{name}"
+
+
+def release(wildcards):
+    """URL and checksum (the strongest configured, or none) of a `download.files` entry."""
+    entry = RELEASES[wildcards.path]
+    algorithm = next((a for a in ("sha256", "sha1", "md5") if a in entry), "sha256")
+    return {
+        "url": entry["url"],
+        "checksum": entry.get(algorithm),
+        "algorithm": algorithm,
+    }
