@@ -365,3 +365,36 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
         line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))
     }
     assert jobs == {"corpus_s2orc", "task_entities_by_name", "link_strings", "sample_mentions"}, run.stdout
+
+
+def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
+    """The default target of a config whose only task is an entity list is that domain's table (and
+    the input-quality report), no evaluation; a config with no task has nothing to build on demand
+    and says so in a line; `sampling.entities: all` builds every corpus's table without a task."""
+    config = write_config(tmp_path)
+    (tmp_path / "mine.txt").write_text("Valdoria\nQ990000002\n", encoding="utf-8")
+    config["tasks"] = {"entities": {"domain": "wikipedia", "entities": str(tmp_path / "mine.txt")}}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert set(jobs) == {
+        *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
+        *("encode_shard", "entity_table", "coverage", "input_quality", "all"),
+    }, sorted(jobs)
+    assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
+    assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
+
+    config["tasks"] = {}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert "tasks: none names an entity, so no table would be built" in out and "Traceback" not in out, out
+
+    config["sampling"]["entities"] = "all"
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
