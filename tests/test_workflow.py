@@ -17,6 +17,8 @@ import pytest
 import yaml
 from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
 
+from pelt.table import EntityTable
+
 
 def planned_jobs(dry_run: str) -> list[dict]:
     """The jobs of a dry run's output: rule name, inputs and outputs of each."""
@@ -243,6 +245,16 @@ def test_demo_end_to_end(finished, tmp_path):
     for row in rows:
         assert len(row["vector_sum"]) == hidden
         assert 1 <= row["n_sentences"] <= min(cap, row["frequency"])
+    # The ids users have: each article's QID (the demo's page_props) and its aliases, from the linking stage
+    qids = {p["title"]: p["qid"] for p in pages if not p["is_redirect"] and p["qid"]}
+    assert [r["qid"] for r in rows] == [qids.get(r["entity_id"]) for r in rows] and any(r["qid"] for r in rows)
+    with_qid = next(r for r in rows if r["qid"])
+    assert (
+        EntityTable.open(results / "tables" / "wikipedia" / "demo" / "table.parquet").find(
+            [with_qid["qid"], with_qid["entity_id"].lower()], ignore_case=True
+        )
+        == [with_qid["entity_id"]] * 2
+    )
 
     scores = {}
     for variant in ("baseline", "pelt"):
@@ -380,10 +392,11 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
     assert set(jobs) == {
         *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
-        *("encode_shard", "entity_table", "coverage", "input_quality", "all"),
+        *("entity_ids", "encode_shard", "entity_table", "coverage", "input_quality", "all"),
     }, sorted(jobs)
     assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
     assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
+    assert "results/linking/wikipedia/ids" in jobs["entity_table"]["input"]  # the table gets QIDs and aliases
 
     config["tasks"] = {}
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
