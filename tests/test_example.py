@@ -169,8 +169,11 @@ def test_your_sentences_become_a_table_that_opens_and_plugs_in(tiny_model_dirs, 
         "--device",
         "cpu",
         "--entity",
+        "Q7186",  # the id you have
+        "--mention",
         "Marie Curie",
         "--json",
     )
     assert code == 0, err
-    assert json.loads(out_text)["with_table"]["n_injected"] == 1
+    result = json.loads(out_text)
+    assert result["entity"]["id"] == "Marie Curie" and result["with_table"]["n_injected"] == 1
