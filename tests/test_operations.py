@@ -52,7 +52,7 @@ PAGE_PROPS = DEMO / "wikipedia" / "demo-page_props.sql.gz"
 TABLE = "results/tables/wikipedia/demo/table.parquet"
 SHARD = "results/tables/wikipedia/demo/shards/{}-of-2.parquet"
 ENCODING = {"encode_shard": 2, "entity_table": 1}
-SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions"}
+SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "entity_ids", "task_entities", "sample_mentions"}
 GPU_RULES = {"encode_shard", "lama", "lama_norm_sweep"}
 
 
@@ -366,6 +366,7 @@ def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
     assert jobs == {
         "corpus_wikipedia": 1,
         "link_wikipedia": 1,
+        "entity_ids": 1,
         "task_entities": 1,
         "sample_mentions": 1,
         **ENCODING,

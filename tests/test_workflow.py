@@ -18,6 +18,8 @@ import yaml
 from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
 from test_flags import html_rows
 
+from pelt.table import EntityTable
+
 
 def planned_jobs(dry_run: str) -> list[dict]:
     """The jobs of a dry run's output: rule name, inputs and outputs of each."""
@@ -244,6 +246,16 @@ def test_demo_end_to_end(finished, tmp_path):
     for row in rows:
         assert len(row["vector_sum"]) == hidden
         assert 1 <= row["n_sentences"] <= min(cap, row["frequency"])
+    # The ids users have: each article's QID (the demo's page_props) and its aliases, from the linking stage
+    qids = {p["title"]: p["qid"] for p in pages if not p["is_redirect"] and p["qid"]}
+    assert [r["qid"] for r in rows] == [qids.get(r["entity_id"]) for r in rows] and any(r["qid"] for r in rows)
+    with_qid = next(r for r in rows if r["qid"])
+    assert (
+        EntityTable.open(results / "tables" / "wikipedia" / "demo" / "table.parquet").find(
+            [with_qid["qid"], with_qid["entity_id"].lower()], ignore_case=True
+        )
+        == [with_qid["entity_id"]] * 2
+    )
 
     scores = {}
     for variant in ("baseline", "pelt"):
@@ -414,3 +426,37 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
         line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))
     }
     assert jobs == {"corpus_s2orc", "task_entities_by_name", "link_strings", "sample_mentions"}, run.stdout
+
+
+def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
+    """The default target of a config whose only task is an entity list is that domain's table (and
+    the input-quality report), no evaluation; a config with no task has nothing to build on demand
+    and says so in a line; `sampling.entities: all` builds every corpus's table without a task."""
+    config = write_config(tmp_path)
+    (tmp_path / "mine.txt").write_text("Valdoria\nQ990000002\n", encoding="utf-8")
+    config["tasks"] = {"entities": {"domain": "wikipedia", "entities": str(tmp_path / "mine.txt")}}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert set(jobs) == {
+        *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
+        *("entity_ids", "encode_shard", "entity_table", "coverage", "input_quality", "all"),
+    }, sorted(jobs)
+    assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
+    assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
+    assert "results/linking/wikipedia/ids" in jobs["entity_table"]["input"]  # the table gets QIDs and aliases
+
+    config["tasks"] = {}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert "tasks: none names an entity, so no table would be built" in out and "Traceback" not in out, out
+
+    config["sampling"]["entities"] = "all"
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]

@@ -326,6 +326,28 @@ def _effective_max_seq_len(model: PreTrainedModel, max_seq_len: int) -> int:
     return min(max_seq_len, limit)
 
 
+def table_metadata(
+    model: PreTrainedModel, name: str | None = None, *, max_seq_len: int = 128, norm: float | None = None
+) -> dict[str, object]:
+    """What a table must say of the model its vectors come from (:func:`pelt.table.write_table`),
+    read from the model itself, so that a table built from Python is checked as the workflow's are.
+
+    ``name``: how the model is loaded again (default: its ``name_or_path``); ``norm``: the default
+    L (default: the model family's).
+    """
+    name = name or model.name_or_path
+    return {
+        "model": name,
+        **model_identity(model, name),
+        "model_type": model.config.model_type,
+        "hidden_size": model.config.hidden_size,
+        "representation": representation(model),
+        "max_seq_len": _effective_max_seq_len(model, max_seq_len),
+        "norm": float(default_norm(model) if norm is None else norm),
+        "precision": str(model.dtype).removeprefix("torch."),
+    }
+
+
 def build_table(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -466,16 +488,7 @@ def encode_samples(
     dataset = open_samples(samples_path)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
-    metadata = {
-        "model": model_name_or_path,
-        **model_identity(model, model_name_or_path),
-        "model_type": model.config.model_type,
-        "hidden_size": model.config.hidden_size,
-        "representation": representation(model),
-        "max_seq_len": max_seq_len,
-        "norm": float(default_norm(model) if norm is None else norm),
-        "precision": str(model.dtype).removeprefix("torch."),
-    }
+    metadata = table_metadata(model, model_name_or_path, max_seq_len=max_seq_len, norm=norm)
     digests = mention_digests(samples_path, shard) if cache_dir else {}
     weights = str(metadata["model_digest"])
     reused, reused_sums, reused_counts = (

@@ -155,6 +155,14 @@ def task_domains():
     )
 
 
+def table_domains():
+    """The domains that get tables: those some task uses, or with `sampling.entities: all`
+    every corpus (a table of everything linked, wanted by no task)."""
+    if lookup(dpath="sampling/entities", within=config) == "all":
+        return sorted(CORPORA)
+    return task_domains()
+
+
 def finetuning_results(names):
     """The result files of tasks: one per model, variant, setting and seed."""
     return [
@@ -174,7 +182,7 @@ def finetuning_results(names):
 def result_outputs():
     """Every output of a run but the stage-times figure, which reads the logs of their jobs."""
     outputs = []
-    for domain in task_domains():
+    for domain in table_domains():
         if domain not in CORPORA:
             raise WorkflowError(
                 f"tasks: domain {domain!r} is not one of corpora: {sorted(CORPORA)}"
@@ -196,11 +204,13 @@ def result_outputs():
         summary=summaries,
         ext=["csv", "md", "html"],
     )
-    figures = [s for s in summaries if s != "lama"] + ["coverage", "frequencies"]
+    figures = [s for s in summaries if s != "lama"] + ["frequencies"]
     if "lama" in config["tasks"]:
         figures.append("lama_buckets")
+    if task_domains():  # how the task entities were linked; none asked, nothing to say
+        figures.append("coverage")
+        outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
     outputs += expand("results/eval/report/{figure}.svg", figure=figures)
-    outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
     outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
     outputs.append("results/eval/report/headline.html")
     return outputs
@@ -265,6 +275,7 @@ def task_entity_params(wildcards):
                 files = task[key]
                 files = list(files.values()) if isinstance(files, dict) else files
                 params[name][key] = expand_globs(files, f"tasks.{name}.{key}")
+        params[name].update({k: task[k] for k in kind.reader_keys if k in task})
         if kind.name == "fewrel":
             params[name]["train"] = fewrel_files(name)["train"]
     return params
@@ -329,6 +340,8 @@ def task_files(wildcards):
                 files += read["train"]
         elif kind == "wiki80":
             files += wiki80_every_file()
+        elif kind == "entities":
+            files += expand_globs(task["entities"], f"tasks.{name}.entities")
     return files
 
 
@@ -388,7 +401,7 @@ def input_quality_inputs(wildcards):
     the corpus (one per file), linking, task entities, sampling."""
     return [
         path
-        for domain in task_domains()
+        for domain in table_domains()
         for path in [
             *corpus_outputs(domain, "counts.json"),
             f"results/linking/{domain}/counts.json",
@@ -454,6 +467,19 @@ def check_finetuning_tasks():
         )
 
 
+def check_entities_are_named():
+    """On demand, the tables hold the entities the tasks name: with no task, there is nothing to build."""
+    if (
+        lookup(dpath="sampling/entities", within=config) == "on_demand"
+        and not task_domains()
+    ):
+        raise WorkflowError(
+            "tasks: none names an entity, so no table would be built; add tasks.entities (a list of"
+            " Wikipedia titles, QIDs or names) or set sampling.entities: all"
+        )
+
+
+check_entities_are_named()
 check_finetuning_tasks()
 
 

@@ -122,7 +122,7 @@ rule coverage_plot:
 
 rule frequency_plot:
     input:
-        expand("results/samples/{domain}/frequencies", domain=task_domains()),
+        expand("results/samples/{domain}/frequencies", domain=table_domains()),
     output:
         report(
             "results/eval/report/frequencies.svg",
@@ -135,7 +135,7 @@ rule frequency_plot:
     conda:
         "../../envs/torch.yaml"
     params:
-        domains=task_domains(),
+        domains=table_domains(),
     script:
         "../scripts/frequency_plot.py"
 
