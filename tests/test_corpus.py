@@ -15,7 +15,7 @@ import pytest
 
 import pelt.corpus.wikipedia as corpus
 from pelt.corpus.documents import DOCUMENTS_SCHEMA, PAGES_SCHEMA, expand_paths
-from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages
+from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
 from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
 from pelt.eval.report import input_quality_rows
@@ -306,7 +306,7 @@ def sample_bytes(sample_path: Path) -> bytes:
 @pytest.fixture(scope="module")
 def sample_articles(sample_path: Path) -> list[bytes]:
     """The first article <page> elements of the sample, as bytes (redirects left out)."""
-    return [blob for blob in _sample_page_blobs(sample_path, 40) if b"<redirect" not in blob]
+    return [blob for blob in _sample_page_blobs(sample_path, 120) if b"<redirect" not in blob]
 
 
 @pytest.fixture(scope="module")
@@ -362,6 +362,20 @@ def test_garbage_after_the_last_bz2_stream_is_counted_not_read(tmp_path, sample_
     pages, stats = _read(tmp_path, sample_bytes + bz2.compress(b"<page><title>After</title>"))
     assert len(pages) == len(sample_order) and stats.trailing_bytes == 0
     assert len(stats.errors) == 1 and "ParseError" in stats.errors[0]
+
+
+def test_a_multistream_range_counts_garbage_after_its_last_stream(sample_articles, tmp_path) -> None:
+    streams = [bz2.compress(b"".join(sample_articles[i : i + 2])) for i in range(0, 6, 2)]
+    garbage = b"not bz2 " * 9
+    path = tmp_path / "x-multistream.xml.bz2"
+    path.write_bytes(b"".join(streams) + garbage)
+    stats = DumpStats()
+    pages = list(iter_multistream_pages(path, 0, path.stat().st_size, stats))
+    assert len(pages) == 6 and (stats.trailing_bytes, stats.errors) == (len(garbage), [])
+    cut = DumpStats()  # a range that ends inside a stream: the pages before it, the error, the page it cut
+    pages = list(iter_multistream_pages(path, 0, len(streams[0]) + len(streams[1]) // 2, cut))
+    assert len(pages) == 2 and len(cut.errors) == 1 and "cut short" in cut.errors[0]
+    assert cut.pages_started - cut.pages == len(cut.cut_pages) <= 1
 
 
 def test_a_dump_that_ends_between_streams_is_an_error_not_a_silent_end(tmp_path, sample_bytes, sample_order):

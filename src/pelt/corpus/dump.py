@@ -301,24 +301,34 @@ def iter_dump_pages(source: str | os.PathLike[str] | BinaryIO, stats: DumpStats 
             logger.error("%d of %d bytes of %s not read", stats.bytes_unread, dump.size, source)
 
 
-def _iter_streams(fh: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+def _iter_streams(fh: BinaryIO, start: int, end: int, stats: DumpStats) -> Iterator[bytes]:
     """Decompressed bytes of the bz2 streams in ``fh[start:end]`` that hold ``<page>`` elements.
 
     A multistream dump's first stream is the ``<mediawiki><siteinfo>`` header and its last the
     closing ``</mediawiki>``; skipping streams that do not start with ``<page`` lets every range
     parse as a list of bare pages. Output is yielded as it is decompressed, so a stream cut short
-    still gives the pages before the cut.
+    still gives the pages before the cut. Bytes after the last stream that are not bz2 are counted
+    (``stats.trailing_bytes``), not read.
     """
     fh.seek(start)
     remaining = end - start
     data = b""
     while data or remaining > 0:
+        while len(data) < 3 and remaining > 0 and (more := fh.read(min(_BZ2_PIECE, remaining))):
+            remaining -= len(more)
+            data += more
+        if not data:
+            raise EOFError(f"the file ends at byte {fh.tell()}, before the range's end {end}")
+        if not data.startswith(b"BZh"):
+            stats.trailing_bytes = len(data) + remaining
+            logger.warning("%d bytes after the last bz2 stream are not bz2: not read", stats.trailing_bytes)
+            return
         decomp = bz2.BZ2Decompressor()
         head = b""  # start of the stream, until it shows whether it holds pages
         keep: bool | None = None
         while not decomp.eof:
             if not data:
-                data = fh.read(min(_CHUNK, remaining)) if remaining > 0 else b""
+                data = fh.read(min(_BZ2_PIECE, remaining)) if remaining > 0 else b""
                 remaining -= len(data)
                 if not data:
                     raise EOFError(f"bz2 stream cut short at byte {end - remaining} (truncated file or range)")
@@ -342,7 +352,7 @@ def iter_multistream_pages(
     """Pages of the bz2 streams in bytes ``[start, end)`` of a multistream dump (see ``multistream_ranges``)."""
     stats = stats if stats is not None else DumpStats()
     with open(path, "rb") as fh:
-        yield from iter_pages_from_chunks(_iter_streams(fh, start, end), stats, wrap=True)
+        yield from iter_pages_from_chunks(_iter_streams(fh, start, end, stats), stats, wrap=True)
         stats.bytes_unread = max(0, end - fh.tell()) if stats.errors else 0
         if stats.bytes_unread:
             logger.error("%d of %d bytes of %s[%d:%d] not read", stats.bytes_unread, end - start, path, start, end)
