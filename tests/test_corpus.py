@@ -417,7 +417,7 @@ def test_a_page_without_text_is_a_counted_skip_not_an_empty_article(sample_artic
     assert (row[0], row[1], row[2], row[-2]) == (77, "Hollow", None, reason)
 
 
-def test_corrupt_dumps_and_duplicate_titles_in_the_counts(spark, sample_articles, sample_bytes, tmp_path) -> None:
+def test_corrupt_dumps_and_duplicate_titles_in_the_counts(spark, sample_articles, tmp_path) -> None:
     """What the corpus job counts for each kind of damage, in counts.json and the input-quality
     table; of two pages with one title the latest revision is kept, whatever the order or file."""
     articles = sample_articles
@@ -429,9 +429,15 @@ def test_corrupt_dumps_and_duplicate_titles_in_the_counts(spark, sample_articles
     hollow = _with_text(articles[1], 505, "Hollow", 9, b'<text deleted="deleted" />')
     (tmp_path / "a.xml.bz2").write_bytes(bz2.compress(head + second + first + third + hollow + tail))
     (tmp_path / "b.xml.bz2").write_bytes(bz2.compress(head + fourth + tail) + b"junk" * 10)
-    (tmp_path / "cut.xml.bz2").write_bytes(_corrupt_block(sample_bytes)[0])
+    # two streams: three articles and half of a fourth, then its rest and two more, corrupted
+    xml = head + b"".join(articles[3:9])
+    split = xml.index(b"<page>", len(head) + sum(map(len, articles[3:6]))) + 200
+    second = bytearray(bz2.compress(xml[split:]))
+    second[len(second) // 2 : len(second) // 2 + 16] = bytes(16)
+    (tmp_path / "cut.xml.bz2").write_bytes(bz2.compress(xml[:split]) + bytes(second))
     unread = DumpStats()
     read_before_the_error = len(list(iter_dump_pages(tmp_path / "cut.xml.bz2", unread)))
+    assert read_before_the_error == 3 and len(unread.cut_pages) == 1
     files = [str(tmp_path / name) for name in ("a.xml.bz2", "b.xml.bz2", "cut.xml.bz2")]
     counts = build_wikipedia_corpus(spark, files, str(tmp_path / "docs"), str(tmp_path / "pages"), namespace=0)
 
