@@ -13,6 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import BinaryIO
 
 from tqdm import tqdm
@@ -31,19 +32,28 @@ class DumpPage:
     title: str
     redirect_to: str | None
     text: str
+    revision_id: int | None = None  # orders duplicate titles: the highest is the latest edit
+    text_deleted: bool = False  # ``<text deleted="deleted"/>``: the revision's text was suppressed
 
 
 @dataclass
 class DumpStats:
     """What a dump reader saw; a generator cannot return it, so the caller passes one in.
 
-    ``errors`` holds one message per read or parse error (truncated bz2, malformed XML); reading
-    stops at such an error but every page completed before it has been yielded.
+    ``errors`` holds one message per read or parse error (truncated or corrupt bz2, malformed XML);
+    reading stops at such an error but every page completed before it has been yielded, and what
+    the stop lost is counted where it can be known: the page it cut (``cut_pages``) and the input
+    bytes never read (``bytes_unread``). Pages inside those bytes cannot be counted: nothing says
+    how many there were.
     """
 
     pages: int = 0
+    pages_started: int = 0  # <page> start tags seen: pages + bad_pages + cut_pages
     bad_pages: list[str] = field(default_factory=list)
+    cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages a read error cut
     errors: list[str] = field(default_factory=list)
+    bytes_unread: int = 0  # input bytes (compressed for bz2) after the point where reading stopped
+    trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
     bad_utf8: int = 0  # bytes that were not UTF-8, each replaced by U+FFFD
     bad_xml_chars: int = 0  # characters (or character references) XML forbids, each replaced by U+FFFD
 
@@ -116,13 +126,15 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
     if "title" not in fields or "id" not in fields:
         raise ValueError("page without <title> or <id>")
     redirect = fields.get("redirect")
-    text = ""
+    text, deleted, revision_id = "", False, None
     revision = fields.get("revision")
     if revision is not None:
-        for child in revision:
-            if _local(child.tag) == "text":
-                text = child.text or ""
-                break
+        parts = {_local(child.tag): child for child in revision}
+        if "text" in parts:
+            text = parts["text"].text or ""
+            deleted = parts["text"].get("deleted") is not None
+        if "id" in parts:
+            revision_id = int((parts["id"].text or "").strip())
     ns_elem = fields.get("ns")
     return DumpPage(
         page_id=int((fields["id"].text or "").strip()),
@@ -130,6 +142,8 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
         title=fields["title"].text or "",
         redirect_to=redirect.get("title") if redirect is not None else None,
         text=text,
+        revision_id=revision_id,
+        text_deleted=deleted,
     )
 
 
@@ -145,16 +159,21 @@ def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool
     """
     parser = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None
+    opened: ET.Element | None = None  # the <page> started and not yet finished, if any
 
     def drain() -> Iterator[DumpPage]:
-        nonlocal root
+        nonlocal root, opened
         for event, elem in parser.read_events():
             if event == "start":
                 if root is None:
                     root = elem
+                elif _local(elem.tag) == "page":
+                    stats.pages_started += 1
+                    opened = elem
                 continue
             if _local(elem.tag) != "page":
                 continue
+            opened = None
             try:
                 page = _page_from_element(elem)
             except ValueError as exc:
@@ -178,60 +197,138 @@ def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool
         yield from drain()
     except (ET.ParseError, EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
-        logger.error("dump read stopped after %d pages: %s: %s", stats.pages, type(exc).__name__, exc)
+        cut = ""
+        if opened is not None:  # its title, when the bytes before the error held it
+            cut = next((c.text or "?" for c in opened if _local(c.tag) == "title"), "?")
+            stats.cut_pages.append(cut)
+        logger.error(
+            "dump read stopped after %d pages%s: %s: %s",
+            stats.pages,
+            f", in page {cut!r}" if opened is not None else "",
+            type(exc).__name__,
+            exc,
+        )
     if stats.bad_utf8:
         logger.warning("%d bytes that are not UTF-8 replaced by U+FFFD", stats.bad_utf8)
     if stats.bad_xml_chars:
         logger.warning("%d characters that XML forbids replaced by U+FFFD", stats.bad_xml_chars)
 
 
-def _open_dump(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a dump file as decompressed bytes; bz2 is recognised by its magic, not its name."""
-    with open(path, "rb") as fh:
-        magic = fh.read(3)
-    return bz2.open(path, "rb") if magic == b"BZh" else open(path, "rb")
+_BZ2_PIECE = 1 << 16  # compressed bytes per decompress call: an error loses what this piece had decompressed
 
 
-def _read_chunks(fh: BinaryIO) -> Iterator[bytes]:
-    """Decompressed chunks; ``read1`` returns what one read produced, so a truncated bz2 loses
-    nothing that was decompressed before the break (``read`` would drop its partial result)."""
-    read = getattr(fh, "read1", fh.read)
-    while chunk := read(_CHUNK):
-        yield chunk
+class _DumpFile:
+    """A dump file's bytes, decompressed when it is bz2 (recognised by its magic, not its name),
+    with the position reached in the file, so that a read that stops can say how much it never read.
+
+    bz2 is decoded here rather than by ``bz2.open``, which stops silently at bytes after the last
+    stream that are not bz2 (``trailing_bytes`` here, counted) and cannot say where it stopped.
+    """
+
+    def __init__(self, fh: BinaryIO, stats: DumpStats) -> None:
+        self.fh, self.stats = fh, stats
+        self.size = os.fstat(fh.fileno()).st_size
+        self.position = 0  # bytes of the file consumed
+
+    def chunks(self) -> Iterator[bytes]:
+        magic = self.fh.read(3)
+        self.fh.seek(0)
+        if magic != b"BZh":
+            while chunk := self.fh.read(_CHUNK):
+                self.position += len(chunk)
+                yield chunk
+            return
+        yield from self._bz2_chunks()
+
+    def _bz2_chunks(self) -> Iterator[bytes]:
+        decomp = bz2.BZ2Decompressor()
+        stream_start, data = 0, b""
+        while True:
+            if not data:
+                data = self.fh.read(_BZ2_PIECE)
+                if not data:
+                    if not decomp.eof:
+                        raise EOFError(
+                            f"bz2 stream from byte {stream_start} cut short: the file ends at byte {self.size}"
+                        )
+                    return
+            if decomp.eof:  # between streams: another stream, or bytes that are not bz2
+                data = self._more(data)
+                if not data.startswith(b"BZh"):
+                    self.stats.trailing_bytes = self.size - self.position
+                    logger.warning(
+                        "%d bytes after the last bz2 stream are not bz2: not read", self.stats.trailing_bytes
+                    )
+                    self.position = self.size
+                    return
+                decomp, stream_start = bz2.BZ2Decompressor(), self.position
+            try:
+                out = decomp.decompress(data)
+            except OSError as exc:
+                raise OSError(
+                    f"corrupt bz2 data between bytes {self.position} and {self.position + len(data)}: {exc}"
+                ) from exc
+            used = len(data) - len(decomp.unused_data) if decomp.eof else len(data)
+            self.position += used
+            data = data[used:]
+            if out:
+                yield out
+
+    def _more(self, data: bytes) -> bytes:
+        """``data`` extended until it can show a bz2 magic (3 bytes) or the file ends."""
+        while len(data) < 3 and (more := self.fh.read(_BZ2_PIECE)):
+            data += more
+        return data
 
 
 def iter_dump_pages(source: str | os.PathLike[str] | BinaryIO, stats: DumpStats | None = None) -> Iterator[DumpPage]:
     """Stream the pages of a ``pages-articles*.xml[.bz2]`` file (path) or of a binary XML stream.
 
     Never holds more than one page in memory. Pass ``stats`` to learn how many pages were read and
-    which errors stopped the read (a truncated bz2 keeps every page before the break).
+    which errors stopped the read (a truncated bz2 keeps every page before the break); for a path,
+    also how many bytes of the file a stop left unread and how many appended bytes were not bz2.
     """
     stats = stats if stats is not None else DumpStats()
-    if isinstance(source, (str, os.PathLike)):
-        with _open_dump(source) as fh:
-            yield from iter_pages_from_chunks(_read_chunks(fh), stats)
-    else:
-        yield from iter_pages_from_chunks(_read_chunks(source), stats)
+    if not isinstance(source, (str, os.PathLike)):
+        read = getattr(source, "read1", source.read)  # read1: a truncated bz2 keeps what it decompressed
+        yield from iter_pages_from_chunks(iter(partial(read, _CHUNK), b""), stats)
+        return
+    with open(source, "rb") as fh:
+        dump = _DumpFile(fh, stats)
+        yield from iter_pages_from_chunks(dump.chunks(), stats)
+        stats.bytes_unread = dump.size - dump.position if stats.errors else 0
+        if stats.bytes_unread:
+            logger.error("%d of %d bytes of %s not read", stats.bytes_unread, dump.size, source)
 
 
-def _iter_streams(fh: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+def _iter_streams(fh: BinaryIO, start: int, end: int, stats: DumpStats) -> Iterator[bytes]:
     """Decompressed bytes of the bz2 streams in ``fh[start:end]`` that hold ``<page>`` elements.
 
     A multistream dump's first stream is the ``<mediawiki><siteinfo>`` header and its last the
     closing ``</mediawiki>``; skipping streams that do not start with ``<page`` lets every range
     parse as a list of bare pages. Output is yielded as it is decompressed, so a stream cut short
-    still gives the pages before the cut.
+    still gives the pages before the cut. Bytes after the last stream that are not bz2 are counted
+    (``stats.trailing_bytes``), not read.
     """
     fh.seek(start)
     remaining = end - start
     data = b""
     while data or remaining > 0:
+        while len(data) < 3 and remaining > 0 and (more := fh.read(min(_BZ2_PIECE, remaining))):
+            remaining -= len(more)
+            data += more
+        if not data:
+            raise EOFError(f"the file ends at byte {fh.tell()}, before the range's end {end}")
+        if not data.startswith(b"BZh"):
+            stats.trailing_bytes = len(data) + remaining
+            logger.warning("%d bytes after the last bz2 stream are not bz2: not read", stats.trailing_bytes)
+            return
         decomp = bz2.BZ2Decompressor()
         head = b""  # start of the stream, until it shows whether it holds pages
         keep: bool | None = None
         while not decomp.eof:
             if not data:
-                data = fh.read(min(_CHUNK, remaining)) if remaining > 0 else b""
+                data = fh.read(min(_BZ2_PIECE, remaining)) if remaining > 0 else b""
                 remaining -= len(data)
                 if not data:
                     raise EOFError(f"bz2 stream cut short at byte {end - remaining} (truncated file or range)")
@@ -255,7 +352,10 @@ def iter_multistream_pages(
     """Pages of the bz2 streams in bytes ``[start, end)`` of a multistream dump (see ``multistream_ranges``)."""
     stats = stats if stats is not None else DumpStats()
     with open(path, "rb") as fh:
-        yield from iter_pages_from_chunks(_iter_streams(fh, start, end), stats, wrap=True)
+        yield from iter_pages_from_chunks(_iter_streams(fh, start, end, stats), stats, wrap=True)
+        stats.bytes_unread = max(0, end - fh.tell()) if stats.errors else 0
+        if stats.bytes_unread:
+            logger.error("%d of %d bytes of %s[%d:%d] not read", stats.bytes_unread, end - start, path, start, end)
 
 
 _MULTISTREAM = re.compile(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$")

@@ -6,8 +6,12 @@ spread over all cores or all executors. Dump paths must be readable by the execu
 path for ``local[N]``, a shared file system on a cluster).
 
 Every page becomes exactly one row: a page, or a skip row that says why (``skip``) and what
-(``detail``). Counts come from those rows, not from accumulators, so a retried task cannot count
-twice and nothing is dropped without a trace.
+(``detail``); so does each page a read error cut, and what a dump file lost to a read error or
+held after its last bz2 stream is a row with its byte count (``amount``). Counts come from those
+rows, not from accumulators, so a retried task cannot count twice and nothing is dropped without a
+trace. Of pages with the same title the one with the highest revision id is kept (the latest edit:
+the page that holds the title now, when one was moved over another while the dump was written),
+the others are counted as ``duplicate_title``; within one corpus job, that is one dump file.
 
 The workflow runs one corpus job per file, so that a new dump file is parsed alone; a file that
 gives no document is a counted skip there (``files_without_documents``), and the stages after
@@ -30,6 +34,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from pelt.corpus.documents import (
     LINK_TYPE,
@@ -55,7 +60,9 @@ from pelt.corpus.wikitext import (
 
 logger = logging.getLogger(__name__)
 
-# it came from.
+# What the parsing tasks emit: a page (skip is null) or a skipped page / read error, the file it
+# came from, the page's revision id (duplicate titles), how much the row counts (1, or bytes) and
+# an id (which of two identical pages is kept).
 _PAGE_ROWS = T.StructType(
     [
         *PAGES_SCHEMA.fields[:-1],
@@ -64,17 +71,27 @@ _PAGE_ROWS = T.StructType(
         T.StructField("skip", T.StringType()),
         T.StructField("detail", T.StringType()),
         T.StructField("file", T.StringType()),
+        T.StructField("revision_id", T.LongType()),
+        T.StructField("amount", T.LongType()),
+        T.StructField("row", T.LongType()),
     ]
 )
-# Why a page or a piece of a dump produced no output row.
-WIKIPEDIA_SKIP_REASONS = (
+# Why a <page> of a dump produced no page: each is counted as ``skipped_<reason>``, and with the
+# pages they make ``pages_read``, every <page> the reader met.
+PAGE_SKIP_REASONS = (
     "other_namespace",
     "bad_redirect",
+    "text_deleted",  # <text deleted="deleted"/>: the revision's text was suppressed
+    "no_text",  # empty or blank <text>
+    "no_visible_text",  # wikitext that shows nothing (only templates, comments, ...): not an empty article
     "wikitext_error",
     "wikitext_timeout",
-    "bad_page",
-    "dump_error",
+    "bad_page",  # no <title> or <id>, or an unreadable one
+    "page_cut",  # started, then a read error ended the file
+    "duplicate_title",
 )
+# What a read error cost beyond the pages: the errors, and bytes of the file never read.
+WIKIPEDIA_SKIP_REASONS = (*PAGE_SKIP_REASONS, "dump_error", "unread_bytes", "trailing_bytes")
 # A page whose wikitext is still being read after this many seconds is skipped and counted, so
 # that no page can cost a task (the conversion is linear in the page; this is the safety net).
 PAGE_SECONDS = 60.0
@@ -129,6 +146,11 @@ def _skip_row(reason: str, detail: str, page_id: int | None = None, title: str |
     return (page_id, title, None, None, None, None, None, reason, detail)
 
 
+def _amount_row(reason: str, amount: int, detail: str, path: str) -> tuple:
+    """A row that counts ``amount`` (bytes, characters) of a file rather than one page."""
+    return (*_skip_row(reason, detail), path, None, amount)
+
+
 def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECONDS) -> tuple:
     """The output row of one dump page: a redirect, an article, or a skip row. Everything that reads
     the page's wikitext runs within ``seconds``."""
@@ -155,7 +177,14 @@ def _read_page(page: DumpPage, title: str) -> tuple:
         target = redirect_target(page.text)
     if target is not None:
         return (page.page_id, title, True, target, False, None, None, None, None)
+    if page.text_deleted:
+        return _skip_row("text_deleted", "the revision's text is deleted", page.page_id, title)
+    if not page.text.strip():
+        return _skip_row("no_text", f"{len(page.text)} characters of wikitext, all blank", page.page_id, title)
     text, links = wikitext_to_plain(page.text)
+    if not text.strip():
+        detail = f"{len(page.text)} characters of wikitext: {page.text[:80]!r}"
+        return _skip_row("no_visible_text", detail, page.page_id, title)
     links_out = [(link.start, link.end, link.target) for link in links]
     return (page.page_id, title, False, None, is_disambiguation(page.text), text, links_out, None, None)
 
@@ -169,18 +198,65 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     else:
         pages = iter_multistream_pages(path, start, end, stats)
     for page in pages:
-        yield (*_page_row(page, namespace), path)
+        yield (*_page_row(page, namespace), path, page.revision_id, 1)
     where = path if start is None else f"{path}[{start}:{end}]"
     for message in stats.bad_pages:
-        yield (*_skip_row("bad_page", f"{where}: {message}"), path)
+        yield _amount_row("bad_page", 1, f"{where}: {message}", path)
+    error = "; ".join(stats.errors)
+    for title in stats.cut_pages:
+        yield _amount_row("page_cut", 1, f"{where}: page {title!r} cut by {error}", path)
     for message in stats.errors:
-        yield (*_skip_row("dump_error", f"{where}: {message}"), path)
+        yield _amount_row("dump_error", 1, f"{where}: {message}", path)
+    if stats.bytes_unread:
+        yield _amount_row(
+            "unread_bytes", stats.bytes_unread, f"{where}: {stats.bytes_unread} bytes after {error}", path
+        )
+    if stats.trailing_bytes:
+        detail = f"{where}: {stats.trailing_bytes} bytes after the last bz2 stream are not bz2"
+        yield _amount_row("trailing_bytes", stats.trailing_bytes, detail, path)
     if stats.bad_utf8:  # the pages are kept: a notice row, counted apart from the skips
         notice = f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD"
-        yield (*_skip_row("bad_utf8", notice), path)
+        yield _amount_row("bad_utf8", 1, notice, path)
     if stats.bad_xml_chars:  # likewise: the pages are kept
         notice = f"{where}: {stats.bad_xml_chars} characters that XML forbids replaced by U+FFFD"
-        yield (*_skip_row("bad_xml_chars", notice), path)
+        yield _amount_row("bad_xml_chars", 1, notice, path)
+
+
+def _without_duplicate_titles(rows: DataFrame) -> DataFrame:
+    """The rows with every page but one of each title turned into a ``duplicate_title`` skip.
+
+    The page with the highest revision id wins: revision ids grow with every edit of the wiki, so
+    it is the latest text, that of the page holding the title now (a dump written while a page
+    was moved over another lists both). Ties (no revision id, the same page twice) go to the
+    highest page id, then the row read last (row ids follow the work items and the order in each),
+    so the choice never depends on partitioning or timing.
+    Titles are ranked on their keys alone, once (``rows`` should be persisted), and the few losers
+    broadcast back: the text is never shuffled.
+    """
+    live = F.col("skip").isNull()
+    order = (F.col("revision_id").desc_nulls_last(), F.col("page_id").desc_nulls_last(), F.col("row").desc())
+    by_title = Window.partitionBy("title").orderBy(*order)
+    winner = F.first(F.struct("page_id", "revision_id")).over(by_title)
+    losers = (
+        rows.where(live)
+        .select("title", "page_id", "revision_id", "row")
+        .select("row", F.row_number().over(by_title).alias("rank"), winner.alias("winner"))
+        .where(F.col("rank") > 1)
+        .select(
+            "row",
+            F.format_string(
+                "page %d (revision %s) kept: the latest revision of the title", "winner.page_id", "winner.revision_id"
+            ).alias("kept"),
+        )
+    )
+    losers = rows.sparkSession.createDataFrame(losers.collect(), losers.schema)
+    marked = rows.join(F.broadcast(losers), "row", "left")
+    duplicate = F.col("kept").isNotNull()
+    replaced = {
+        "skip": F.when(duplicate, F.lit("duplicate_title")).otherwise(F.col("skip")),
+        "detail": F.coalesce(F.col("kept"), F.col("detail")),
+    }
+    return marked.select(*(replaced.get(c, F.col(c)).alias(c) for c in rows.columns))
 
 
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
@@ -211,29 +287,32 @@ def build_wikipedia_corpus(
 
     ``paths`` are dump files or globs; ``page_props`` optional ``page_props.sql[.gz]`` dumps that
     give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
-    ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (all pages of the dump) and
-    ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS, and ``files_with_bad_utf8`` (files or
-    multistream ranges in which bytes that are not UTF-8 were replaced; their pages are kept) and
+    ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (every <page> of the dump the
+    reader met: the pages and the skipped ones), ``skipped_<reason>`` for each of
+    WIKIPEDIA_SKIP_REASONS (pages, read errors, and bytes for ``unread_bytes`` and
+    ``trailing_bytes``), ``files_with_bad_utf8`` / ``files_with_bad_xml_chars`` (files or
+    multistream ranges in which such bytes or characters were replaced; their pages are kept) and
     ``files_without_documents`` (dump files that gave no article: logged, not an error).
     """
     files = expand_paths(paths)
     items = wikipedia_work_items(files, split_bytes)
     logger.info("wikipedia corpus: %d files, %d tasks", len(files), len(items))
     rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(partial(_page_rows, namespace=namespace))
-    rows = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    rdd = rdd.zipWithUniqueId().map(lambda pair: (*pair[0], pair[1]))  # one partition per work item: a fixed id
+    read = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        rows = _without_duplicate_titles(read)
         by_kind: Counter[str] = Counter()
-        for row in rows.groupBy("skip", "is_redirect", "is_disambiguation").count().collect():
+        grouped = rows.groupBy("skip", "is_redirect", "is_disambiguation").agg(F.sum("amount").alias("n"))
+        for row in grouped.collect():
             if row.skip is not None:
-                by_kind[f"skipped_{row.skip}"] += row["count"]
+                by_kind[f"skipped_{row.skip}"] += row.n
                 continue
-            by_kind["pages"] += row["count"]
-            by_kind["redirects" if row.is_redirect else "articles"] += row["count"]
-            by_kind["disambiguation"] += row["count"] if row.is_disambiguation else 0
+            by_kind["pages"] += row.n
+            by_kind["redirects" if row.is_redirect else "articles"] += row.n
+            by_kind["disambiguation"] += row.n if row.is_disambiguation else 0
         counts = {k: by_kind[k] for k in ("pages", "articles", "redirects", "disambiguation")}
-        counts["pages_read"] = counts["pages"] + sum(
-            by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error", "wikitext_timeout")
-        )
+        counts["pages_read"] = counts["pages"] + sum(by_kind[f"skipped_{r}"] for r in PAGE_SKIP_REASONS)
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
         counts["files_with_bad_xml_chars"] = by_kind["skipped_bad_xml_chars"]
@@ -255,5 +334,5 @@ def build_wikipedia_corpus(
             counts["pages_with_qid"] = spark.read.parquet(pages_out).where(F.col("qid").isNotNull()).count()
             logger.info("wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"])
     finally:
-        rows.unpersist()
+        read.unpersist()
     return counts
