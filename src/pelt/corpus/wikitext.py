@@ -443,13 +443,21 @@ PREFIXED_TEMPLATES: dict[str, _Render] = {"lang-": _pick(0), "ipa-": _pick(0)}
 
 
 def _inline_template(inner: str) -> str:
-    """Visible text of a template (its wikitext, still to be converted), ``""`` if it shows none."""
-    args = _split_top_level(inner)
-    name = _WS_RUN.sub(" ", args[0]).strip().lower()
+    """Visible text of a template (its wikitext, still to be converted), ``""`` if it shows none.
+
+    Most templates show nothing (citations, infoboxes): their name is read without splitting their
+    arguments, unless a bracket before the first ``|`` may hide that bar inside a nested construct.
+    """
+    bar = inner.find("|")
+    head = inner if bar < 0 else inner[:bar]
+    args = _split_top_level(inner) if "{" in head or "[" in head else None
+    name = _WS_RUN.sub(" ", head if args is None else args[0]).strip().lower()
     render = INLINE_TEMPLATES.get(name)
     if render is None and "-" in name:
         render = PREFIXED_TEMPLATES.get(name[: name.index("-") + 1])
-    return render(*_arguments(args[1:])) if render is not None else ""
+    if render is None:
+        return ""
+    return render(*_arguments((args or _split_top_level(inner))[1:]))
 
 
 # [start, end) of text to replace, and the span of what it holds (a plain template's content) or None
@@ -572,6 +580,9 @@ _HTML_TAGS = (
 _BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", re.IGNORECASE)
 _QUOTES = re.compile(r"'{2,}")
+# A break that neither touches a quote nor follows a bracket changes nothing: dropped before it costs
+# the whitespace pass a match per cut <ref>.
+_IDLE_BREAK = re.compile(f"{_BREAK}(?<![\\]']{_BREAK})(?!')")  # the literal first: a fast scan
 
 
 def _apostrophes(text: str) -> str:
@@ -580,67 +591,66 @@ def _apostrophes(text: str) -> str:
     ones, and on a line with an odd number of both bold and italic runs one bold run is an
     apostrophe and italics (``''Iliad'''s`` -> ``Iliad's``). A run right after a link's ``]]``
     leaves a break, so that the link trail stops there (``'''[[Foo]]'''s``: the anchor is ``Foo``).
+    One loop over the runs: each is written as it shows on a balanced line, the rare unbalanced
+    line has one run rewritten at its end.
     """
     if "''" not in text:
         return text
     out: list[str] = []
     pos = 0
-    line: list[re.Match[str]] = []
     line_end = -1
+    bold_runs: list[tuple[int, int]] = []  # this line's bold runs: (index of their piece in out, start)
+    italics = bold = 0
     for run in _QUOTES.finditer(text):
-        if run.start() > line_end:
-            pos = _quote_line(text, line, out, pos)
-            line = []
-            line_end = text.find("\n", run.start())
+        start, end = run.span()
+        if start > line_end:
+            if italics % 2 and bold % 2:
+                _bold_read_as_apostrophe(text, bold_runs, out)
+            bold_runs = []
+            italics = bold = 0
+            line_end = text.find("\n", start)
             line_end = len(text) if line_end < 0 else line_end
-        line.append(run)
-    pos = _quote_line(text, line, out, pos)
+        size = end - start
+        out.append(text[pos:start])
+        if size == 2:
+            italics += 1
+            piece = ""
+        elif size < 5:
+            bold += 1
+            piece = "'" if size == 4 else ""
+            bold_runs.append((len(out), start))
+        else:
+            italics += 1
+            bold += 1
+            piece = "'" * (size - 5)
+        out.append(piece or (_BREAK if start >= 2 and text.startswith("]]", start - 2) else ""))
+        pos = end
+    if italics % 2 and bold % 2:
+        _bold_read_as_apostrophe(text, bold_runs, out)
     out.append(text[pos:])
     return "".join(out)
 
 
-def _quote_line(text: str, runs: list[re.Match[str]], out: list[str], pos: int) -> int:
-    """Append the text up to and including one line's quote runs, each as what it shows."""
-    if not runs:
-        return pos
-    sizes = [len(run.group()) for run in runs]
-    shown = [""] * len(runs)
-    italics = bold = 0
-    for i, size in enumerate(sizes):
-        if size == 4:
-            shown[i], sizes[i] = "'", 3
-        elif size > 5:
-            shown[i], sizes[i] = "'" * (size - 5), 5
-        italics += sizes[i] != 3
-        bold += sizes[i] != 2
-    if italics % 2 and bold % 2:
-        split = _bold_read_as_apostrophe(text, runs, sizes, shown)
-        if split is not None:
-            shown[split] += "'"
-    for run, piece in zip(runs, shown, strict=True):
-        out.append(text[pos : run.start()])
-        after_link = run.start() >= 2 and text.startswith("]]", run.start() - 2)
-        out.append(piece or (_BREAK if after_link else ""))
-        pos = run.end()
-    return pos
-
-
-def _bold_read_as_apostrophe(text: str, runs: list[re.Match[str]], sizes: list[int], shown: list[str]) -> int | None:
-    """MediaWiki's choice of the bold run to split: the first after a one-letter word, else the
-    first after a longer word, else the first after a space."""
-    line_start = text.rfind("\n", 0, runs[0].start()) + 1
+def _bold_read_as_apostrophe(text: str, bold_runs: list[tuple[int, int]], out: list[str]) -> None:
+    """MediaWiki's choice of the bold run read as an apostrophe and italics: the first after a
+    one-letter word, else the first after a longer word, else the first after a space."""
+    if not bold_runs:
+        return
+    line_start = text.rfind("\n", 0, bold_runs[0][1]) + 1
     after_word = after_space = None
-    for i, run in enumerate(runs):
-        if sizes[i] != 3:
-            continue
-        before = text[max(run.start() - 2, line_start) : run.start()] + shown[i]
+    for index, start in bold_runs:
+        shown = out[index] if out[index] != _BREAK else ""
+        before = text[max(start - 2, line_start) : start] + shown
         if before[-1:] == " ":
-            after_space = i if after_space is None else after_space
+            after_space = index if after_space is None else after_space
         elif before[-2:-1] == " ":
-            return i
+            out[index] = shown + "'"
+            return
         elif after_word is None:
-            after_word = i
-    return after_word if after_word is not None else after_space
+            after_word = index
+    chosen = after_word if after_word is not None else after_space
+    if chosen is not None:
+        out[chosen] = (out[chosen] if out[chosen] != _BREAK else "") + "'"
 
 
 def _external_label(match: re.Match[str]) -> str:
@@ -903,6 +913,8 @@ def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
     text = _EXTERNAL_LINK.sub(_external_label, text)
     text = _BR.sub("\n", text)
     text = _HTML_TAG.sub("", text)
+    if _BREAK in text:
+        text = _IDLE_BREAK.sub("", text)
     text = _apostrophes(text)
     builder = _Builder()
     _convert_links(text, builder)
