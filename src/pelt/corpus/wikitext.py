@@ -128,7 +128,9 @@ _NOWIKI_EMPTY = re.compile(r"<nowiki\s*/>", re.IGNORECASE)
 _PROTECT = str.maketrans({c: chr(0xE000 + i) for i, c in enumerate("[]{}|'<>=&*#:;")})
 _UNPROTECT = str.maketrans({chr(0xE000 + i): c for i, c in enumerate("[]{}|'<>=&*#:;")})
 _PROTECTED = re.compile("[\ue000-\ue00d]")  # a scan in C: translate() looks up every character
-_BREAK = "\ue0ff"  # what <nowiki/> leaves: it stops a link trail, then vanishes with the whitespace pass
+# What <nowiki/>, a cut tag and a quote run after a link leave (MediaWiki's strip markers): it
+# keeps quote runs apart and stops a link trail, then vanishes with the whitespace pass.
+_BREAK = "\ue0ff"
 
 
 def _sub_paired(text: str, opening: re.Pattern[str], closing: re.Pattern[str], keep: Callable[[str], str]) -> str:
