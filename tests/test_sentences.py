@@ -9,8 +9,11 @@ from pathlib import Path
 import spacy
 from spacy.language import Language
 
+import pelt.linking.sentences
 from pelt.corpus.s2orc import iter_s2orc_records, paper_text
 from pelt.linking.sentences import (
+    bounded_vocabulary,
+    nlp,
     paragraphs,
     sentence_spans,
     string_id,
@@ -108,3 +111,20 @@ def test_tokens_are_spacys_tokens_with_their_string_ids():
         "The",
         "  ",
     ]
+
+
+def test_vocabulary_stops_growing_past_its_cap(monkeypatch):
+    """Past the cap, batches of tokens never seen before leave the vocabulary as it was, and the
+    token ids taken inside the memory zone are still the strings' ids after it."""
+    strings = nlp().vocab.strings
+    monkeypatch.setattr(pelt.linking.sentences, "VOCABULARY_CAP", len(strings) + 100)
+    sizes = []
+    for batch in range(6):
+        words = [f"zq{batch}x{i}w" for i in range(300)]
+        with bounded_vocabulary():
+            tokens = tokenize(" ".join(words))
+        assert tokens.orth.tolist() == [string_id(word) for word in words]
+        sizes.append(len(strings))
+    assert "zq0x0w" in strings  # below the cap strings are kept (and their chunks cached)
+    assert sizes[1:] == [sizes[0]] * 5, sizes  # the first batch passed the cap; later ones add nothing
+    assert "zq5x0w" not in strings
