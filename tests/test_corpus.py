@@ -288,6 +288,8 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     assert counts["articles"] == len(articles) + 2
     assert counts["pages_with_qid"] == 2
     assert counts["files_without_documents"] == 1
+    # broken.xml.bz2 is two bz2 streams without an index: warned, and read by bz2 blocks (split_bytes=1)
+    assert counts["files_multistream_without_index"] == 1
 
     docs = {row.doc_id: row for row in spark.read.parquet(str(tmp_path / "docs")).collect()}
     for page in articles:

@@ -16,13 +16,15 @@ from hypothesis import strategies as st
 
 from pelt.corpus.dump import (
     DumpStats,
+    bz2_block_ranges,
+    iter_bz2_range_pages,
     iter_dump_pages,
     iter_multistream_pages,
     iter_pages_from_chunks,
     multistream_index_path,
     multistream_ranges,
 )
-from pelt.corpus.wikipedia import _page_rows
+from pelt.corpus.wikipedia import _page_rows, multistream_without_index, wikipedia_work_items
 from pelt.corpus.wikitext import (
     Link,
     is_disambiguation,
@@ -378,6 +380,64 @@ def test_split_multistream_index_name(tmp_path: Path) -> None:
     index.write_bytes(b"")
     assert multistream_index_path(str(dump_path)) == str(index)
     assert multistream_index_path(str(tmp_path / "enwiki-pages-articles.xml.bz2")) is None
+
+
+SAMPLE_DUMP = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+
+
+@pytest.fixture(scope="module")
+def single_stream(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real dump sample as one bz2 stream of 100k blocks (compresslevel 1): 61 blocks."""
+    path = tmp_path_factory.mktemp("bz2") / "enwiki-pages-articles.xml.bz2"
+    path.write_bytes(bz2.compress(bz2.decompress((shared_data / SAMPLE_DUMP).read_bytes()), compresslevel=1))
+    return path
+
+
+def block_split(path: Path, n_ranges: int, stats: DumpStats | None = None) -> list:
+    """The pages of every range, in order, ``n_ranges`` ranges of bz2 blocks."""
+    ranges = bz2_block_ranges(path, os.path.getsize(path) // n_ranges + 1)
+    assert len(ranges) == n_ranges
+    return [page for start, end in ranges for page in iter_bz2_range_pages(path, start, end, stats)]
+
+
+def test_single_stream_bz2_split_by_blocks_gives_the_pages_read_whole(single_stream: Path) -> None:
+    whole = list(iter_dump_pages(single_stream))
+    assert len(whole) == 206
+    stats = DumpStats()
+    # Ranges of ~84 KB for 61 blocks: some hold no block start, most no page start.
+    assert block_split(single_stream, 23, stats) == whole
+    assert stats.errors == [] and stats.pages == 206
+    items = wikipedia_work_items([str(single_stream)], split_bytes=1)
+    assert [item.reader for item in items] == ["blocks", "blocks"]  # ranges of at least 1 MiB
+    assert [page for item in items for page in iter_bz2_range_pages(*item[:3])] == whole
+
+
+def test_truncated_single_stream_keeps_the_pages_of_whole_blocks(single_stream: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(single_stream.read_bytes()[: os.path.getsize(single_stream) * 2 // 3])
+    whole = list(iter_dump_pages(cut))
+    stats = DumpStats()
+    pages = block_split(cut, 3, stats)
+    assert len(stats.errors) == 1 and "cut short" in stats.errors[0]
+    assert len(pages) > 100 and pages == whole[: len(pages)]
+
+
+def test_multistream_without_index_is_warned_and_split_by_blocks(tmp_path: Path, caplog) -> None:
+    pages = [page_xml(i, f"Page {i}", f"text [[link {i}]] " * 20) for i in range(1, 30)]
+    path = write_multistream(tmp_path, pages, per_stream=3)
+    indexed = write_multistream(tmp_path, pages, per_stream=3, name="y-multistream.xml.bz2")
+    os.remove(multistream_index_path(str(path)))
+    single = tmp_path / "single.xml.bz2"
+    single.write_bytes(bz2.compress(bz2.decompress(path.read_bytes())))
+    assert multistream_without_index([str(path), str(indexed), str(single)]) == [str(path)]
+    assert "multistream dump without its -index.txt.bz2" in caplog.text
+    assert [p.page_id for p in block_split(path, 4)] == list(range(1, 30))
+    # Cut inside the stream after the last page (the trailer's): every page is kept, the cut is the one error.
+    trailer = len(bz2.compress(b"</mediawiki>\n"))
+    path.write_bytes(path.read_bytes()[:-trailer] + bz2.compress(b"</mediawiki>\n" * 100)[:30])
+    stats = DumpStats()
+    assert [p.page_id for p in block_split(path, 1, stats)] == list(range(1, 30))
+    assert len(stats.errors) == 1 and "cut short" in stats.errors[0]
 
 
 # Hostile pages (issue 15): each doubles in size between the two timings; linear time doubles the

@@ -126,6 +126,7 @@ def spark_params():
     return {
         "master": lookup(dpath="spark/master", within=config),
         "driver_memory": lookup(dpath="spark/driver_memory", within=config),
+        "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
     }
 
 

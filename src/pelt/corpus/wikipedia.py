@@ -22,6 +22,7 @@ domain whose files hold no document at all is an error.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import signal
 import threading
@@ -29,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import NamedTuple
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -46,6 +48,10 @@ from pelt.corpus.documents import (
 from pelt.corpus.dump import (
     DumpPage,
     DumpStats,
+    bz2_block_ranges,
+    is_bz2,
+    is_multistream,
+    iter_bz2_range_pages,
     iter_dump_pages,
     iter_multistream_pages,
     multistream_index_path,
@@ -125,21 +131,51 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
 
-WorkItem = tuple[str, int | None, int | None]
+# A bz2 range smaller than a block (up to ~900 KB of text, ~250 KB compressed) would give tasks
+# that only look for a block start.
+MIN_BLOCK_RANGE_BYTES = 1 << 20
+
+
+class WorkItem(NamedTuple):
+    """One task of the corpus stage: a whole file (no range), a byte range of whole bz2 streams of a
+    multistream dump with its index (``streams``), or a byte range of bz2 blocks (``blocks``)."""
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+    reader: str = "streams"
 
 
 def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[WorkItem]:
-    """One ``(path, start, end)`` per byte range of a multistream dump, ``(path, None, None)`` per other file."""
+    """The tasks of the corpus stage: about ``split_bytes`` of compressed dump each.
+
+    A multistream dump with its index is split at the streams the index lists; any other bz2 dump
+    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.dump.bz2_block_ranges`),
+    which each task finds for itself; an uncompressed or small file is one task.
+    """
     items: list[WorkItem] = []
     for path in paths:
         index = multistream_index_path(path)
-        if index is None:
-            items.append((path, None, None))
-            continue
-        ranges = multistream_ranges(path, index, split_bytes)
-        logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
-        items.extend((path, start, end) for start, end in ranges)
+        if index is not None:
+            ranges = multistream_ranges(path, index, split_bytes)
+            logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
+            items.extend(WorkItem(path, start, end) for start, end in ranges)
+        elif is_bz2(path) and os.path.getsize(path) > split_bytes:
+            ranges = bz2_block_ranges(path, max(split_bytes, MIN_BLOCK_RANGE_BYTES))
+            logger.info("%s: bz2 without index, %d ranges of bz2 blocks of ~%d bytes", path, len(ranges), split_bytes)
+            items.extend(WorkItem(path, start, end, "blocks") for start, end in ranges)
+        else:
+            items.append(WorkItem(path))
     return items
+
+
+def multistream_without_index(paths: Iterable[str]) -> list[str]:
+    """The multistream dumps without their ``-index.txt.bz2`` beside them, each a logged warning:
+    they are read in parallel all the same (by bz2 blocks), but the index was probably meant to be there."""
+    unindexed = [path for path in paths if not multistream_index_path(path) and is_bz2(path) and is_multistream(path)]
+    for path in unindexed:
+        logger.warning("%s: a multistream dump without its -index.txt.bz2 beside it; split by bz2 blocks instead", path)
+    return unindexed
 
 
 def _skip_row(reason: str, detail: str, page_id: int | None = None, title: str | None = None) -> tuple:
@@ -191,10 +227,12 @@ def _read_page(page: DumpPage, title: str) -> tuple:
 
 def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     """Rows of one work item, then one row per malformed page or read error it met."""
-    path, start, end = item
+    path, start, end, reader = WorkItem(*item)
     stats = DumpStats()
     if start is None or end is None:
         pages = iter_dump_pages(path, stats)
+    elif reader == "blocks":
+        pages = iter_bz2_range_pages(path, start, end, stats)
     else:
         pages = iter_multistream_pages(path, start, end, stats)
     for page in pages:
@@ -291,10 +329,13 @@ def build_wikipedia_corpus(
     reader met: the pages and the skipped ones), ``skipped_<reason>`` for each of
     WIKIPEDIA_SKIP_REASONS (pages, read errors, and bytes for ``unread_bytes`` and
     ``trailing_bytes``), ``files_with_bad_utf8`` / ``files_with_bad_xml_chars`` (files or
-    multistream ranges in which such bytes or characters were replaced; their pages are kept) and
-    ``files_without_documents`` (dump files that gave no article: logged, not an error).
+    multistream ranges in which such bytes or characters were replaced; their pages are kept),
+    ``files_without_documents`` (dump files that gave no article: logged, not an error) and
+    ``files_multistream_without_index`` (multistream dumps whose index is missing: a logged warning;
+    they are split by bz2 blocks like single-stream dumps).
     """
     files = expand_paths(paths)
+    unindexed = multistream_without_index(files)
     items = wikipedia_work_items(files, split_bytes)
     logger.info("wikipedia corpus: %d files, %d tasks", len(files), len(items))
     rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(partial(_page_rows, namespace=namespace))
@@ -316,6 +357,7 @@ def build_wikipedia_corpus(
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
         counts["files_with_bad_xml_chars"] = by_kind["skipped_bad_xml_chars"]
+        counts["files_multistream_without_index"] = len(unindexed)
         good = rows.where(F.col("skip").isNull())
         articles = good.where(~F.col("is_redirect"))
         with_documents = [row.file for row in articles.select("file").distinct().collect()]
