@@ -33,6 +33,8 @@ def test_start_job_captures_child_output_and_caps_threads(tmp_path):
         "logging.getLogger('pelt.test').info('from logging')\n"
         "logging.getLogger('pelt.test').info('counts: ' + ', '.join(f'count_{i}={i}' for i in range(100)))\n"
         "logging.getLogger('pelt.test').info('path: ' + 'x' * 700)\n"
+        "import warnings\n"
+        "warnings.warn('a library warns ' + 'w' * 400)\n"
         "subprocess.run(['sh', '-c', 'echo from a child; echo threads=$OMP_NUM_THREADS'], check=True)\n"
         "from tqdm import tqdm\n"
         "assert list(tqdm(range(3), desc='a library bar')) == [0, 1, 2]\n"
@@ -45,6 +47,7 @@ def test_start_job_captures_child_output_and_caps_threads(tmp_path):
         assert line in text, text
     assert "a library bar" not in text and "\r" not in text
     assert max(len(line) for line in text.splitlines()) <= MAX_LINE
+    assert "WARNING py.warnings: " in text and "a library warns" in text
     counts = re.search(r"INFO pelt.test: (counts: .*?)\n[^ ]", text, re.S).group(1)  # wrapped, nothing lost
     assert counts.split() == ["counts:", *(f"count_{i}={i}," for i in range(99)), "count_99=99"]
     assert re.search(r"path: (x+(?:\n    x+)+)\n", text).group(1).replace("\n    ", "") == "x" * 700

@@ -49,6 +49,7 @@ def start_job(log_path: str | os.PathLike[str], threads: int | None = None) -> l
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(ShortLines("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    logging.captureWarnings(True)  # Python's warnings (a library's FutureWarning) as records: wrapped too
     return logging.getLogger("pelt")
 
 
