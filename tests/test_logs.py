@@ -172,3 +172,15 @@ def test_spark_stages_log_their_progress(spark, caplog):
     assert any(re.search(r"\): \d/4 tasks \(\d+%\), .* tasks/s, elapsed .*; \d running", line) for line in lines), lines
     assert any(re.search(r"\): done, 4 tasks in \d+s, [\d.]+ tasks/s$", line) for line in lines), lines
     assert all(len(line) <= MAX_LINE for line in lines)
+
+
+def test_job_logs_read_well_in_a_file(finished):
+    """Every log of the demo run: no terminal redraws, no line over MAX_LINE, no JVM start-up chatter."""
+    logs = sorted((finished / "logs").rglob("*.log"))
+    assert len(logs) > 10
+    for log in logs:
+        text = log.read_bytes().decode(errors="replace")  # read_text would turn a redraw's \r into \n
+        longest = max(text.splitlines(), key=len, default="")
+        assert len(longest) <= MAX_LINE, f"{log}: {longest[:1000]}"
+        for noise in ("\r", "log4j profile", "NativeCodeLoader", "loopback address", "Loading weights"):
+            assert noise not in text, f"{log}: {noise!r}"
