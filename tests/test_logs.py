@@ -161,16 +161,22 @@ def test_spark_stages_log_their_progress(spark, caplog):
             time.sleep(0.6)
             yield batch
 
+    def stage_lines() -> list[str]:
+        return [line for line in _lines(caplog) if line.startswith("Spark stage")]
+
     stop = watch_progress(spark, 0.2)
     try:
         df = spark.range(0, 400, numPartitions=4)
         assert df.mapInArrow(slow, df.schema).count() == 400
-        time.sleep(0.5)  # the watcher's next look: the stage's closing line
+        deadline = time.monotonic() + 30  # the watcher's next look gives the stage's closing line
+        while not any("done, 4 tasks" in line for line in stage_lines()) and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         stop.set()
-    lines = [line for line in _lines(caplog) if line.startswith("Spark stage")]
-    assert any(re.search(r"\): \d/4 tasks \(\d+%\), .* tasks/s, elapsed .*; \d running", line) for line in lines), lines
-    assert any(re.search(r"\): done, 4 tasks in \d+s, [\d.]+ tasks/s$", line) for line in lines), lines
+    lines = stage_lines()
+    running = r"\): [1-3]/4 tasks \(\d+%\), [\d.]+ tasks/s, elapsed [\dms]+, ETA [\dms]+; \d running, rows read \d00, "
+    assert any(re.search(running, line) for line in lines), lines
+    assert any(re.search(r"\): done, 4 tasks in [\dms]+, [\d.]+ tasks/s$", line) for line in lines), lines
     assert all(len(line) <= MAX_LINE for line in lines)
 
 
