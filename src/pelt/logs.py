@@ -19,7 +19,9 @@ PROGRESS_INTERVAL_VARIABLE = "PELT_PROGRESS_INTERVAL"
 DEFAULT_PROGRESS_INTERVAL = 30.0
 _BAR_DETAIL_INTERVAL = 1.0  # seconds between updates of a terminal bar's detail
 MAX_LINE = 300
-"""No progress line is longer: a log is read in an editor or with ``tail``, not scrolled sideways."""
+"""No line of a job's log is longer: a log is read in an editor or with ``tail``, not scrolled sideways."""
+_MAX_PROGRESS = MAX_LINE - 60  # room for the time, level and logger name that a job's log puts first
+PROGRESS_LOGGER = logging.getLogger("pelt.progress")
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 QUIET_VARIABLES = ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")
@@ -153,7 +155,6 @@ class Progress:
         interval: float | None = None,
         detail: Callable[[], str] | None = None,
         start: int = 0,
-        logger: logging.Logger | None = None,
         clock: Callable[[], float] = time.monotonic,
         terminal: bool | None = None,
     ):
@@ -163,7 +164,6 @@ class Progress:
         self.interval = progress_interval() if interval is None else interval
         self.detail = detail
         self.done = self._start = start
-        self.logger = logger or logging.getLogger("pelt.progress")
         self.clock = clock
         self.lines = 0
         self._began = self._last = clock()
@@ -184,12 +184,12 @@ class Progress:
         self._last = now
         if self._bar is None:
             self.lines += 1
-            self.logger.info("%s", self.line(now))
+            PROGRESS_LOGGER.info("%s", self.line(now))
         elif self.detail is not None:
             self._bar.set_postfix_str(self.detail())
 
     def line(self, now: float, final: bool = False) -> str:
-        """``what: done/total unit (pct), rate unit/s, elapsed, ETA; detail``, at most MAX_LINE characters.
+        """``what: done/total unit (pct), rate unit/s, elapsed, ETA; detail``, cut to fit MAX_LINE in a job's log.
 
         The rate is the mean since the start: steadier than tqdm's recent one, and what an ETA
         over hours should rest on.
@@ -210,14 +210,14 @@ class Progress:
         text = ", ".join(parts)
         if self.detail is not None:
             text += f"; {self.detail()}"
-        return text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "..."
+        return text if len(text) <= _MAX_PROGRESS else text[: _MAX_PROGRESS - 3] + "..."
 
     def close(self) -> None:
         """End the loop: a last line (totals, mean rate) if any line was logged before."""
         if self._bar is not None:
             self._bar.close()
         elif self.lines:
-            self.logger.info("%s", self.line(self.clock(), final=True))
+            PROGRESS_LOGGER.info("%s", self.line(self.clock(), final=True))
 
     def __enter__(self) -> Progress:
         return self
