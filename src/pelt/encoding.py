@@ -29,9 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.logs import Progress
 from pelt.models import (
     default_norm,
     load_masked_lm,
@@ -285,7 +285,7 @@ def _encode(
     preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, pin_memory=device.type == "cuda")
     accumulator = _Accumulator(model.config.hidden_size, device)
     began = time.perf_counter()
-    with torch.inference_mode(), tqdm(total=total_rows, desc="encoding", unit="sent", smoothing=0.1) as bar:
+    with torch.inference_mode(), Progress("encoding", total_rows, "sentences") as bar:
         for item in _in_background(preparer.batches(chunks)):
             if isinstance(item, int):
                 bar.update(item)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import BinaryIO
 
-from tqdm import tqdm
+from pelt.logs import progress
 
 logger = logging.getLogger(__name__)
 
@@ -390,7 +390,7 @@ def multistream_ranges(path: str, index_path: str, target_bytes: int) -> list[tu
     offsets: set[int] = set()
     with bz2.open(index_path, "rt", encoding="utf-8") as fh:
         # One line per page: ~20M for English Wikipedia, read on the driver before any task starts.
-        for line in tqdm(fh, desc=f"index {os.path.basename(index_path)}", unit=" pages", mininterval=10):
+        for line in progress(fh, f"index {os.path.basename(index_path)}", unit="pages"):
             head = line.split(":", 1)[0]
             if head.isdigit():
                 offsets.add(int(head))
