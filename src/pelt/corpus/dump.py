@@ -223,7 +223,6 @@ def is_bz2(path: str | os.PathLike[str]) -> bool:
         return fh.read(3) == b"BZh"
 
 
-
 class _DumpFile:
     """A dump file's bytes, decompressed when it is bz2 (recognised by its magic, not its name),
     with the position reached in the file, so that a read that stops can say how much it never read.
