@@ -79,6 +79,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "files_with_bad_utf8": 0,
         "files_with_bad_xml_chars": 0,
         "files_without_documents": 0,
+        "files_multistream_without_index": 0,
     }
     assert documents.count() == 106
     assert pages.count() == 205
