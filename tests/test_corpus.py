@@ -453,6 +453,7 @@ def test_corrupt_dumps_and_duplicate_titles_in_the_counts(spark, sample_articles
     assert counts["skipped_page_cut"] == 1 and counts["skipped_dump_error"] == 1
     assert counts["skipped_unread_bytes"] == unread.bytes_unread > 0
     assert counts["skipped_trailing_bytes"] == 40
+    assert counts["files_multistream_without_index"] == 1  # cut.xml.bz2: two bz2 streams, no index
     assert counts["pages_read"] == 4 + 1 + read_before_the_error + 1  # every <page> that was started
     assert counts["pages_read"] == counts["pages"] + sum(counts[f"skipped_{r}"] for r in corpus.PAGE_SKIP_REASONS)
     docs = {row.title: row for row in spark.read.parquet(str(tmp_path / "docs")).collect()}
@@ -466,6 +467,7 @@ def test_corrupt_dumps_and_duplicate_titles_in_the_counts(spark, sample_articles
     write_counts(record, counts, stage="corpus_wikipedia", domain="wikipedia")
     flagged = {row["count"] for row in input_quality_rows([record]) if row["skip"] and row["value"]}
     assert flagged == {
+        "files_multistream_without_index",
         "skipped_duplicate_title",
         "skipped_text_deleted",
         "skipped_page_cut",
