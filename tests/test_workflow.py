@@ -430,7 +430,7 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
 
 def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
     """The default target of a config whose only task is an entity list is that domain's table (and
-    the input-quality report), no evaluation; a config with no task has nothing to build on demand
+    the input-quality, coverage, frequency and stage-time reports), no evaluation and no headline; a config with no task has nothing to build on demand
     and says so in a line; `sampling.entities: all` builds every corpus's table without a task."""
     config = write_config(tmp_path)
     (tmp_path / "mine.txt").write_text("Valdoria\nQ990000002\n", encoding="utf-8")
@@ -442,6 +442,7 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     assert set(jobs) == {
         *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
         *("entity_ids", "encode_shard", "entity_table", "coverage", "input_quality", "all"),
+        *("coverage_plot", "frequency_plot", "stage_times_plot"),
     }, sorted(jobs)
     assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
     assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
@@ -460,3 +461,4 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
     assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
+    assert "frequency_plot" in jobs and "headline" not in jobs
