@@ -2,7 +2,7 @@
 
 Every Spark stage (corpus, linking, sampling) and the test-suite get their session here, so that
 settings that matter for correctness (UTC, the Python that runs UDFs) and for a small machine
-(few shuffle partitions, no UI) are the same everywhere.
+(partitions sized to the input, no UI) are the same everywhere.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
+
 
 def get_spark(
     master: str = "local[*]",
@@ -27,6 +30,7 @@ def get_spark(
     app_name: str = "pelt",
     driver_memory: str = "4g",
     shuffle_partitions: int | None = None,
+    split_bytes: int | None = None,
     conf: dict[str, str] | None = None,
 ) -> SparkSession:
     """Return a SparkSession for ``master`` (``local[N]``, ``spark://``, ``yarn``, ``k8s://``).
@@ -36,31 +40,67 @@ def get_spark(
 
     UDF workers must run the interpreter that has pelt installed, not whatever ``python3`` is on
     PATH, or they fail with import errors far from the cause.
+
+    ``shuffle_partitions`` and ``split_bytes`` (``spark.sql.files.maxPartitionBytes``) given here
+    win; left unset, a value from ``spark-defaults.conf`` (or ``spark-submit --conf``) is kept, and
+    otherwise a stage sizes them from its input (:func:`fit_partitions`). They used to be fixed
+    here, which silently overrode a cluster's own ``spark-defaults.conf``.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if "{threads}" in master:
         master = master.format(threads=threads or os.cpu_count() or 1)
-    if shuffle_partitions is None:
-        # local[N] -> a few partitions per core; clusters set their own.
-        shuffle_partitions = 4 * (os.cpu_count() or 2) if master.startswith("local") else 200
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.driver.memory", driver_memory)
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.python.worker.reuse", "true")
     )
+    if shuffle_partitions is not None:
+        builder = builder.config(SHUFFLE_PARTITIONS, str(shuffle_partitions))
+    if split_bytes is not None:
+        builder = builder.config(SPLIT_BYTES, str(split_bytes))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     _ship_library(spark)
+    fit_partitions(spark, 0)
     return spark
+
+
+def fit_partitions(spark: SparkSession, input_bytes: int) -> int:
+    """Size the shuffles for a stage that reads ``input_bytes``; return how many partitions its
+    documents should be spread over before heavy per-document work.
+
+    A setting made explicitly (``get_spark``'s arguments, ``spark-defaults.conf``, ``--conf``: all
+    end up in the SparkConf) is kept. Otherwise the shuffle partitions follow the input, one per
+    split (``spark.sql.files.maxPartitionBytes``, 128 MB by default) and at least two per core:
+    a fixed number is either thousands of empty tasks on a laptop sample or partitions of many GB
+    on all of Wikipedia. Adaptive execution still coalesces small shuffle partitions. The documents
+    get as many partitions, so that no task segments a whole corpus file (a Parquet file written by
+    one task is one split however big it is).
+    """
+    split = int(spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes())
+    partitions = max(2 * spark.sparkContext.defaultParallelism, -(-input_bytes // split))
+    if not spark.sparkContext.getConf().contains(SHUFFLE_PARTITIONS):
+        spark.conf.set(SHUFFLE_PARTITIONS, str(partitions))
+    return partitions
+
+
+def input_bytes(paths: str | Iterable[str]) -> int:
+    """Bytes of the files under ``paths`` (files or folders, e.g. Parquet datasets) on this machine;
+    0 for a path it cannot see (a cluster's file system): then only the minimum applies."""
+    total = 0
+    for path in [paths] if isinstance(paths, str) else paths:
+        root = Path(path)
+        files = root.rglob("*") if root.is_dir() else [root] if root.exists() else []
+        total += sum(f.stat().st_size for f in files if f.is_file())
+    return total
 
 
 def _ship_library(spark: SparkSession) -> None:
