@@ -312,7 +312,7 @@ def test_link_probability_counts_documents_not_occurrences(spark):
 def test_partitions_follow_the_input_unless_set(spark, tmp_path, monkeypatch):
     split = int(spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes())
     minimum = 2 * spark.sparkContext.defaultParallelism
-    assert fit_partitions(spark, 0) == minimum
+    assert fit_partitions(spark, 0) == 0
     assert fit_partitions(spark, 10 * split + 1) == 11
     assert spark.conf.get(SHUFFLE_PARTITIONS) == "4"  # set when the session was made (conftest): kept
     from pyspark import SparkConf
@@ -321,6 +321,8 @@ def test_partitions_follow_the_input_unless_set(spark, tmp_path, monkeypatch):
     try:
         fit_partitions(spark, 10 * split + 1)
         assert spark.conf.get(SHUFFLE_PARTITIONS) == "11"  # not set anywhere: from the input
+        fit_partitions(spark, 1)
+        assert spark.conf.get(SHUFFLE_PARTITIONS) == str(minimum)  # at least two per core
     finally:
         spark.conf.set(SHUFFLE_PARTITIONS, "4")
     (tmp_path / "a").mkdir()

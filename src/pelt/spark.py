@@ -74,8 +74,8 @@ def get_spark(
 
 
 def fit_partitions(spark: SparkSession, input_bytes: int) -> int:
-    """Size the shuffles for a stage that reads ``input_bytes``; return how many partitions its
-    documents should be spread over before heavy per-document work.
+    """Size the shuffles for a stage that reads ``input_bytes``; return its number of splits, the
+    fewest partitions its documents should be in before heavy per-document work.
 
     A setting made explicitly (``get_spark``'s arguments, ``spark-defaults.conf``, ``--conf``: all
     end up in the SparkConf) is kept. Otherwise the shuffle partitions follow the input, one per
@@ -86,10 +86,10 @@ def fit_partitions(spark: SparkSession, input_bytes: int) -> int:
     one task is one split however big it is).
     """
     split = int(spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes())
-    partitions = max(2 * spark.sparkContext.defaultParallelism, -(-input_bytes // split))
+    splits = -(-input_bytes // split)
     if not spark.sparkContext.getConf().contains(SHUFFLE_PARTITIONS):
-        spark.conf.set(SHUFFLE_PARTITIONS, str(partitions))
-    return partitions
+        spark.conf.set(SHUFFLE_PARTITIONS, str(max(2 * spark.sparkContext.defaultParallelism, splits)))
+    return splits
 
 
 def input_bytes(paths: str | Iterable[str]) -> int:

@@ -226,20 +226,21 @@ def _documents(spark: SparkSession, path: str | Sequence[str]) -> tuple[DataFram
 
 def _segment_documents(
     documents: DataFrame,
-    partitions: int,
+    splits: int,
     name_table: DataFrame | None = None,
     fold_case: bool = False,
     ner_model: str | None = None,
     filter_items: int | None = None,
 ) -> tuple[DataFrame, dict[str, int]]:
-    """Segment every document, spread over ``partitions`` first when read in fewer (a Parquet file
-    written by one task is one split however big, and segmenting is the heaviest step), finding
+    """Segment every document, spread over ``splits`` partitions first when read in fewer (a
+    Parquet file written by one task is one split however big, and segmenting is the heaviest step;
+    a small input is left as it is, a shuffle of it would cost more than it saves), finding
     candidates of the ``name`` keys of ``name_table`` when given; return the (persisted) segments
     and their counts."""
     spark_context = documents.sparkSession.sparkContext
     bloom = spark_context.broadcast(_name_filter(name_table, filter_items)) if name_table is not None else None
-    if documents.rdd.getNumPartitions() < partitions:
-        documents = documents.repartition(partitions)
+    if documents.rdd.getNumPartitions() < splits:
+        documents = documents.repartition(splits)
 
     def segment(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         ner = ner_pipeline(ner_model) if ner_model else None
@@ -636,7 +637,7 @@ def link_wikipedia(
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
-    partitions = fit_partitions(spark, input_bytes(documents_path))
+    splits = fit_partitions(spark, input_bytes(documents_path))
     counts: dict[str, int] = {}
     pages = read_pages(spark, pages_path)
     _require_columns(pages, ("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation"), "pages")
@@ -676,7 +677,7 @@ def link_wikipedia(
         name_entities = scored.filter("kept")
         cached += [alias_names, scored]
     segments, segment_counts = _segment_documents(
-        documents, partitions, name_entities, ner_model=ner_model, filter_items=filter_items
+        documents, splits, name_entities, ner_model=ner_model, filter_items=filter_items
     )
     counts.update(segment_counts)
     cached.append(segments)
@@ -689,15 +690,18 @@ def link_wikipedia(
     if heuristic:
         exact = _exact_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
         anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(alias_names, "alias")
-        link_prob = _link_probabilities(exact, anchor_names, name_entities.select("name", "name_count").distinct())
+        link_prob = _link_probabilities(
+            exact, anchor_names, name_entities.select("name", "name_count").distinct()
+        ).persist(StorageLevel.MEMORY_AND_DISK)
         linkable = link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
         names = _longest_names(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
         own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
         candidates = name_entities.join(linkable, "name", "left_semi")
         links = _heuristic(names, kept, own, candidates, max_iterations).persist(StorageLevel.MEMORY_AND_DISK)
-        cached += [exact, names, links]
-        counts["names_low_link_prob"] = link_prob.filter(F.col("link_prob") < pruning.min_link_prob).count()
-        counts["name_occurrences"] = names.count()
+        cached += [exact, link_prob, names, links]
+        low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
+        found = low.crossJoin(names.agg(F.count("*").alias("names"))).first()
+        counts.update(names_low_link_prob=found["low"], name_occurrences=found["names"])
         counts["candidate_pairs"] = 0
         for row in links.groupBy("iteration").agg(F.count("*").alias("n"), F.sum("candidates").alias("c")).collect():
             if row["iteration"]:
