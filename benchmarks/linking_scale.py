@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import json
+import os
 import re
 import subprocess
 import sys
@@ -36,8 +37,6 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
-
-import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = REPO.parent / "shared" / "data" / "wikipedia_dump_sample"
@@ -102,10 +101,39 @@ def replicate(source: Path, out: Path, copies: int, rename: str) -> dict[str, in
 # --- one stage, in its own process ----------------------------------------------------------------------
 
 
+def _stat(pid: int) -> list[str]:
+    """Fields of /proc/<pid>/stat after the command name (psutil is not a dependency)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under ``pid`` (the JVM: Python daemons and their workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _seconds(pid: int, own: bool = True, reaped: bool = True) -> float:
+    """CPU seconds of ``pid`` itself (utime + stime) and of its reaped children (cutime + cstime)."""
+    fields = _stat(pid)
+    ticks = (int(fields[11]) + int(fields[12])) * own + (int(fields[13]) + int(fields[14])) * reaped
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class WorkerMemory:
     """Peak resident memory (``VmHWM``) of any one Python process under the JVM, sampled."""
 
-    def __init__(self, jvm: psutil.Process, every_s: float = 0.2) -> None:
+    def __init__(self, jvm: int, every_s: float = 0.2) -> None:
         self.jvm, self.every_s, self.peak_kb = jvm, every_s, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -113,9 +141,9 @@ class WorkerMemory:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
-            for proc in self.jvm.children(recursive=True):
+            for pid in descendants(self.jvm):
                 try:
-                    status = Path(f"/proc/{proc.pid}/status").read_text()
+                    status = Path(f"/proc/{pid}/status").read_text()
                 except OSError:
                     continue
                 found = re.search(r"VmHWM:\s+(\d+) kB", status)
@@ -127,18 +155,19 @@ class WorkerMemory:
         return self.peak_kb
 
 
-def cpu(jvm: psutil.Process) -> dict[str, float]:
+def cpu(jvm: int) -> dict[str, float]:
     """CPU seconds so far of the JVM, of the Python workers under it, and of this process."""
-    jvm_times = jvm.cpu_times()
-    workers = jvm_times.children_user + jvm_times.children_system
-    for proc in jvm.children(recursive=True):
+    workers = _seconds(jvm, own=False)
+    for pid in descendants(jvm):
         try:
-            t = proc.cpu_times()
-        except psutil.NoSuchProcess:
+            workers += _seconds(pid)
+        except OSError:
             continue
-        workers += t.user + t.system + t.children_user + t.children_system
-    me = psutil.Process().cpu_times()
-    return {"jvm": jvm_times.user + jvm_times.system, "python_workers": workers, "driver_python": me.user + me.system}
+    return {
+        "jvm": _seconds(jvm, reaped=False),
+        "python_workers": workers,
+        "driver_python": _seconds(os.getpid(), reaped=False),
+    }
 
 
 def rest(spark: Any, path: str) -> list[dict[str, Any]]:
@@ -154,7 +183,7 @@ def run_stage(stage: str, work: Path, master: str) -> dict[str, Any]:
     from pelt.spark import get_spark
 
     spark = get_spark(master, app_name=f"linking-scale-{stage}", conf={"spark.ui.enabled": "true"})
-    jvm = psutil.Process(spark._jvm.java.lang.ProcessHandle.current().pid())
+    jvm = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     start_cpu, start = cpu(jvm), time.perf_counter()
     memory = WorkerMemory(jvm)
     if stage == "corpus":
