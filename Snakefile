@@ -14,12 +14,14 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
+include: "workflow/rules/models.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/linking.smk"
 include: "workflow/rules/task_entities.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/encoding.smk"
 include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

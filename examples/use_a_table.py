@@ -57,18 +57,26 @@ def predict(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the model the table was built for (a local directory)")
-    parser.add_argument("--table", required=True, help="table.parquet")
+    parser.add_argument(
+        "--table", required=True, help="table.parquet, a folder holding one, or a Hugging Face Hub dataset repo id"
+    )
+    parser.add_argument(
+        "--allow-other-weights",
+        action="store_true",
+        help="use the table with weights other than those it was built with (a fine-tuned model); logged",
+    )
     parser.add_argument("--text", required=True, help=f"a sentence with one {MASK} and a mention of --entity")
-    parser.add_argument("--entity", required=True, help="entity id in the table (Wikipedia: the page title)")
-    parser.add_argument("--mention", help="the entity's words in --text (default: the entity id)")
+    parser.add_argument("--entity", required=True, help="the entity: its id (Wikipedia: the page title), QID or alias")
+    parser.add_argument("--mention", help="the entity's words in --text (default: --entity)")
     parser.add_argument("--norm", type=float, help="L, the length of E(e) (default: the table's)")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--device", default="auto", help="auto (CUDA if present), cpu, cuda, ...")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
-    table = EntityTable.open(args.table)
-    if args.entity not in table:
+    table = EntityTable.load(args.table, allow_other_weights=args.allow_other_weights)
+    (entity,) = table.find([args.entity])  # the id, else a QID or alias where the table has them
+    if entity is None:
         print(f"error: {args.entity!r} is not in {args.table} ({len(table)} entities)", file=sys.stderr)
         return 1
     mention = args.mention or args.entity
@@ -78,19 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     model, tokenizer = load_masked_lm(args.model, device=args.device)
 
     # What the table holds: counts and the unnormalised sum, and E(e) scaled to L.
-    vector = table.lookup([args.entity], norm=args.norm)[0]
-    n_sentences, frequency = (int(c[0]) for c in table.counts([args.entity]))
+    vector = table.lookup([entity], norm=args.norm)[0]
+    n_sentences, frequency = (int(c[0]) for c in table.counts([entity]))
 
     text = args.text.replace(MASK, tokenizer.mask_token)
     start = text.index(mention)
-    mentions = [(start, start + len(mention), args.entity)]
+    mentions = [(start, start + len(mention), entity)]
     without, _ = predict(model, tokenizer, text, mentions, None, args.norm, args.top_k)
     with_table, n_injected = predict(model, tokenizer, text, mentions, table, args.norm, args.top_k)
 
     result = {
         "table": {"path": args.table, "entities": len(table), "hidden_size": table.hidden_size, "norm": table.norm},
         "entity": {
-            "id": args.entity,
+            "id": entity,
             "n_sentences": n_sentences,
             "frequency": frequency,
             "vector_norm": float(np.linalg.norm(vector)),
@@ -104,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{table!r}; built for {table.metadata['model']}, default L = {table.norm:g}")
     print(
-        f"{args.entity}: {n_sentences} sentences encoded, {frequency} mentions in the corpus, "
+        f"{entity}: {n_sentences} sentences encoded, {frequency} mentions in the corpus, "
         f"||E|| = {result['entity']['vector_norm']:.3g}"
     )
     print(f"text: {text}")

@@ -57,3 +57,17 @@ def test_merge(table, tmp_path, capsys):
     assert "2 entities" in capsys.readouterr().out
     assert main(["table", "lookup", str(tmp_path / "m.parquet"), "Paris", "--norm", "5"]) == 0
     assert capsys.readouterr().out == "Paris\tn_sentences=4\tfrequency=9\t3 4 0\n"
+
+
+def test_ids_lists_every_entity_and_finds_titles_qids_and_aliases(tmp_path, capsys):
+    path = tmp_path / "ids.parquet"
+    sums = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 2.0]])
+    write_table(path, ["Paris", "Warsaw"], sums, [2, 1], [9, 5], META, qids=["Q90", None], aliases=[["Lutetia"], []])
+    assert main(["table", "ids", str(path)]) == 0
+    assert capsys.readouterr().out == "entity_id\tqid\taliases\nParis\tQ90\tLutetia\nWarsaw\t\t\n"
+    assert main(["table", "ids", str(path), "Q90", "lutetia", "Warsaw", "--ignore-case"]) == 0
+    assert capsys.readouterr().out == "name\tentity_id\tqid\nQ90\tParis\tQ90\nlutetia\tParis\tQ90\nWarsaw\tWarsaw\t\n"
+    assert main(["table", "ids", str(path), "Lutetia", "Q90", "--by", "id,alias"]) == 1  # a QID only by qid
+    captured = capsys.readouterr()
+    assert captured.out == "name\tentity_id\tqid\nLutetia\tParis\tQ90\n"
+    assert "not found in" in captured.err and "(by id,alias): Q90" in captured.err

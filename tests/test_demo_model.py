@@ -23,11 +23,18 @@ def documents(tmp_path):
     return path
 
 
-def test_demo_model_trains_and_reloads(documents, tmp_path, caplog):
-    caplog.set_level("INFO", logger="pelt.demo_model")
+def test_demo_model_trains_and_reloads(documents, tmp_path, caplog, monkeypatch):
+    caplog.set_level("INFO")
+    monkeypatch.setenv("PELT_PROGRESS_INTERVAL", "1e-9")  # a progress line at every step
     summary = train_demo_model(str(documents), str(tmp_path / "a"), steps=20, **SMALL)
     assert summary["final_loss"] < summary["initial_loss"] < 1.5 * summary["uniform_loss"]
-    assert "skipped 1 blank lines" in caplog.text and "MLM loss" in caplog.text and "ETA" in caplog.text
+    assert "skipped 1 blank lines" in caplog.text
+    progress = [r.getMessage() for r in caplog.records if r.name == "pelt.progress"]
+    assert len(progress) == 21 and progress[0].startswith("demo model training: 1/20 steps (5%), ")
+    assert "ETA" in progress[0] and progress[0].endswith(
+        f"; MLM loss {summary['initial_loss']:.3f} (mean of the last 1 steps)"
+    )
+    assert progress[-1].endswith(f"; MLM loss {summary['final_loss']:.3f} (mean of the last 20 steps)")
     assert json.loads((tmp_path / "a" / "training.json").read_text()) == summary
     model, tokenizer = load_masked_lm(str(tmp_path / "a"))
     assert type(model).__name__ == "RobertaForMaskedLM" and not model.training

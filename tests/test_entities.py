@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from pelt.linking.entities import resolve_task_entities
-from pelt.task_entities import name_task_entities, names_by_entity, resolved_entity_ids
+from pelt.linking.entities import resolve_task_entities, write_entity_ids
+from pelt.task_entities import name_task_entities, names_by_entity, resolved_entity_ids, write_entity_ids_by_name
 
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
 PAGES = [
@@ -87,3 +87,32 @@ def test_corpus_without_pages_uses_qid_or_name(tmp_path):
     ]
     assert counts == {"wanted": 4, "duplicates": 1, "how_string": 3}
     assert names_by_entity(str(out)) == {"IL-6": ["IL-6"], "Q18216": ["acetylsalicylic acid", "aspirin"]}
+
+
+def test_every_entity_gets_its_qid_and_most_linked_aliases(spark, tmp_path):
+    spark.createDataFrame(PAGES, PAGES_DDL).write.parquet(str(tmp_path / "pages"))
+    more = [("City of Light", "Paris", 4), ("Lutèce", "Paris", 1), ("la Ville", "Paris", 1), ("Paris", "Paris", 9)]
+    spark.createDataFrame(ALIASES + more, "alias string, entity_id string, count long").write.parquet(
+        str(tmp_path / "aliases")
+    )
+    out = tmp_path / "ids"
+    counts = write_entity_ids(spark, str(tmp_path / "aliases"), str(tmp_path / "pages"), str(out), max_aliases=2)
+    rows = {row["entity_id"]: (row["qid"], row["aliases"]) for row in pq.read_table(out).to_pylist()}
+    assert rows == {
+        "Paris": ("Q90", ["City of Light", "Lutèce"]),  # most linked first, ties by name, at most 2, not itself
+        "Paris, Texas": ("Q830149", []),
+        "Mercury (planet)": ("Q308", ["Mercury"]),  # the disambiguation page's Q1 is no entity's
+        "Mercury (element)": (None, ["Mercury"]),
+        "New York City": (None, ["the Big Apple"]),
+        "A": (None, ["Tie"]),
+        "B": (None, ["Tie"]),
+    }
+    assert counts == {"entities": 7, "with_qid": 3, "with_aliases": 6}
+
+    by_name = tmp_path / "ids_by_name"  # a corpus without pages: the tasks' QIDs and names
+    name_task_entities([("metformin", "C1"), ("Metformin", "C1"), ("aspirin", None)], str(tmp_path / "te.parquet"))
+    assert write_entity_ids_by_name(str(tmp_path / "te.parquet"), str(by_name)) == {"entities": 2, "with_qid": 1}
+    assert pq.read_table(by_name).to_pylist() == [
+        {"entity_id": "C1", "qid": "C1", "aliases": ["Metformin", "metformin"]},
+        {"entity_id": "aspirin", "qid": None, "aliases": []},
+    ]

@@ -116,3 +116,64 @@ def test_example_prints_a_readable_report_and_rejects_unknown_entities(tiny_mode
     assert len(re.findall(r"'[^']*' \d\.\d{3}", lines[3])) == 5  # --top-k default: 5 words with probabilities
     code, _, err = _run(monkeypatch, capsys, *args, "--entity", "Ada Lovelace")
     assert code == 1 and "'Ada Lovelace' is not in" in err
+
+
+BUILD_EXAMPLE = EXAMPLE.with_name("build_a_table.py")
+
+
+def test_your_sentences_become_a_table_that_opens_and_plugs_in(tiny_model_dirs, tmp_path, monkeypatch, capsys):
+    """The Python route: sentences -> build_table -> write_table (metadata from the model) -> EntityTable.open,
+    then the table found by QID or alias and used by examples/use_a_table.py."""
+    model_dir = tiny_model_dirs["roberta"]
+    lines = [
+        {"entity": e, "sentence": s, "start": a, "end": b, "qid": "Q7186" if e == "Marie Curie" else None}
+        for e, s, (a, b) in MENTIONS
+    ]
+    lines[0]["aliases"] = ["Maria Skłodowska"]
+    lines.append({"entity": "Warsaw", "sentence": "She left Warsaw in 1891.", "mention": "Warsaw"})  # no span
+    sentences = tmp_path / "mine.jsonl"
+    sentences.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    out = tmp_path / "mine" / "table.parquet"
+    monkeypatch.setattr(sys, "argv", [str(BUILD_EXAMPLE), "--model", str(model_dir), "--sentences", str(sentences)])
+    monkeypatch.setattr(sys, "argv", [*sys.argv, "--out", str(out), "--max-seq-len", "64", "--device", "cpu"])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(BUILD_EXAMPLE), run_name="__main__")
+    assert exit_.value.code == 0
+    report = capsys.readouterr().out.splitlines()
+    assert "Marie Curie\tQ7186\tMaria Skłodowska" in report and "Paris\t-\t" in report
+
+    table = EntityTable.open(out)
+    model, tokenizer = load_masked_lm(str(model_dir))
+    table.check_model(model)  # the metadata came from the model: its name, type and hidden size
+    assert table.metadata["representation"] == representation(model) and table.norm == default_norm(model)
+    assert table.find(["Q7186", "Maria Skłodowska", "warsaw"], ignore_case=True) == [
+        "Marie Curie",
+        "Marie Curie",
+        "Warsaw",
+    ]
+    entities, texts = [ln["entity"] for ln in lines], [ln["sentence"] for ln in lines]
+    spans = [(ln["start"], ln["end"]) for ln in lines[:-1]] + [(9, 15)]  # "She left |Warsaw|"
+    ids, sums, counts = build_table(model, tokenizer, entities, texts, spans, max_seq_len=64)
+    np.testing.assert_allclose(table.vector_sums(ids), sums, rtol=1e-6)
+    assert table.counts(["Warsaw"])[0].tolist() == [2]
+
+    code, out_text, err = _run(
+        monkeypatch,
+        capsys,
+        "--model",
+        str(model_dir),
+        "--table",
+        str(out),
+        "--text",
+        TEXT,
+        "--device",
+        "cpu",
+        "--entity",
+        "Q7186",  # the id you have
+        "--mention",
+        "Marie Curie",
+        "--json",
+    )
+    assert code == 0, err
+    result = json.loads(out_text)
+    assert result["entity"]["id"] == "Marie Curie" and result["with_table"]["n_injected"] == 1

@@ -52,7 +52,7 @@ PAGE_PROPS = DEMO / "wikipedia" / "demo-page_props.sql.gz"
 TABLE = "results/tables/wikipedia/demo/table.parquet"
 SHARD = "results/tables/wikipedia/demo/shards/{}-of-2.parquet"
 ENCODING = {"encode_shard": 2, "entity_table": 1}
-SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions"}
+SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "entity_ids", "task_entities", "sample_mentions"}
 GPU_RULES = {"encode_shard", "lama", "lama_norm_sweep"}
 
 
@@ -321,15 +321,19 @@ def test_finished_run_has_nothing_to_do(finished):
 
 
 def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tuple[Counter[str], str]:
-    """The jobs a config change reruns outside the evaluation (which always reruns after them), and
-    the dry run's output."""
+    """The jobs a config change reruns outside the evaluation and the report (which always rerun after
+    them), and the dry run's output."""
     overlay = tmp_path / "change.yaml"
     overlay.write_text(yaml.safe_dump(change))
     run = snakemake(workdir, "-n", "--configfile", "config/config.yaml", str(overlay))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     jobs = jobs_of(run.stdout)
     assert jobs["lama"] == 4 and jobs["lama_summary"] == jobs["all"] == 1, jobs  # baseline, pelt, 2 controls
-    evaluation = re.findall(r"^rule (\w+):", (REPO / "workflow" / "rules" / "evaluation.smk").read_text(), re.M)
+    evaluation = [
+        rule
+        for stage in ("evaluation", "report")
+        for rule in re.findall(r"^rule (\w+):", (REPO / "workflow" / "rules" / f"{stage}.smk").read_text(), re.M)
+    ]
     return Counter({rule: n for rule, n in jobs.items() if rule not in {*evaluation, "all"}}), run.stdout
 
 
@@ -362,6 +366,7 @@ def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
     assert jobs == {
         "corpus_wikipedia": 1,
         "link_wikipedia": 1,
+        "entity_ids": 1,
         "task_entities": 1,
         "sample_mentions": 1,
         **ENCODING,

@@ -36,6 +36,7 @@ def test_kinds_of_configured_tasks():
     assert registry.kind_of("fewrel2", FEWREL2).name == "fewrel"  # FewRel 2.0 is FewRel under another key
     assert registry.kind_of("mine", {"kind": "wiki80"}).name == "wiki80"
     assert registry.kind_of("lama", {}).runner == "pelt.eval.lama:run_lama"
+    assert registry.kind_of("entities_drugs", {}).name == "entities"  # more than one list: entities_<name>
     with pytest.raises(ValueError, match="unknown task kind 'fewrel3'"):
         registry.kind_of("fewrel3", {})
 
@@ -108,7 +109,9 @@ def test_every_kind_names_a_reader_and_the_papers_benchmarks():
     assert sorted(b for kind in registry.KINDS.values() for b in kind.benchmarks) == sorted(PAPER_RESULTS)
     assert set(registry.FEWREL_BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)
     for kind in registry.KINDS.values():
-        assert callable(registry.resolve(kind.entity_reader)) and callable(registry.resolve(kind.runner))
+        assert callable(registry.resolve(kind.entity_reader))
+        assert (kind.runner is None) == (kind.name == "entities")  # only an entity list evaluates nothing
+        assert kind.runner is None or callable(registry.resolve(kind.runner))
 
 
 @pytest.mark.parametrize("kind", ["lama", "fewrel", "wiki80"])

@@ -1,10 +1,12 @@
-"""Report figures: the SVG bar chart draws what it is given, to scale; buckets and coverage counts;
-the input-quality table."""
+"""The report's figures (matplotlib SVG, text kept as text) show the numbers they are given on axes that
+fit them; its tables: coverage in names and entities, input quality, the headline page; time per stage
+from the job logs."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,13 +14,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_flags import html_rows
 
-from pelt.eval.report import (
-    bar_chart_svg,
+from pelt.eval.figures import (
+    plot_coverage,
+    plot_finetuning,
+    plot_frequencies,
     plot_lama_buckets,
-    write_coverage,
-    write_input_quality,
+    plot_norm_sweep,
+    plot_stage_times,
 )
+from pelt.eval.report import stage_times, write_coverage, write_headline, write_input_quality
+from pelt.eval.summary import write_wiki80_summary
 from pelt.logs import write_counts
 from pelt.table import write_table
 from pelt.task_entities import TASK_ENTITIES_SCHEMA
@@ -26,43 +33,87 @@ from pelt.task_entities import TASK_ENTITIES_SCHEMA
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def _bars(svg: str) -> list[tuple[str, float]]:
-    """(tooltip, height) of each data bar; legend swatches have no tooltip."""
-    root = ET.fromstring(svg)
-    return [
-        (rect.findtext(f"{SVG}title"), float(rect.get("height")))
-        for rect in root.iter(f"{SVG}rect")
-        if rect.find(f"{SVG}title") is not None
+def svg_texts(svg: str | os.PathLike[str]) -> list[str]:
+    """Every text of a figure (tick labels, bar labels, titles, legend), in drawing order."""
+    return ["".join(t.itertext()) for t in ET.parse(svg).getroot().iter(f"{SVG}text")]
+
+
+def _y_ticks(texts: list[str], label: str) -> list[float]:
+    """The numeric tick labels just before the y axis label (matplotlib draws the y axis after the x axis)."""
+    end = texts.index(label)
+    ticks = []
+    for text in reversed(texts[:end]):
+        try:
+            ticks.append(float(text.replace("\u2212", "-")))
+        except ValueError:
+            break
+    return sorted(ticks)
+
+
+def _lama_result(path: Path, model: str, variant: str, p: list[float | None]) -> str:
+    buckets = {b: {"facts": n, "macro_p_at_1": v} for b, n, v in zip(["[0,10)", "[10,50)", "[100,+)"], [4, 6, 0], p)}
+    path.write_text(json.dumps({"model": model, "variant": variant, "buckets": buckets}))
+    return str(path)
+
+
+def test_lama_bucket_plot_has_each_variant_and_bucket_on_an_axis_that_fits(tmp_path: Path):
+    files = [
+        _lama_result(tmp_path / "b.json", "/m/roberta-base", "baseline", [0.05, 0.10, None]),
+        _lama_result(tmp_path / "p.json", "/m/roberta-base", "pelt", [0.14, 0.125, None]),
     ]
-
-
-def test_bar_chart_draws_each_value_to_scale():
-    svg = bar_chart_svg(["a", "b"], {"x": [10.0, None], "y": [20.0, 5.0]}, "T & t", "P@1 (%)", y_max=40.0)
-    bars = _bars(svg)
-    assert [name for name, _ in bars] == ["x: 10", "y: 20", "y: 5"]  # None leaves a gap, not a zero bar
-    heights = [h for _, h in bars]
-    assert heights[1] == pytest.approx(2 * heights[0], abs=0.2) and heights[1] == pytest.approx(4 * heights[2], abs=0.2)
-    assert "T &amp; t" in svg  # text is escaped: the file stays valid XML
-    with pytest.raises(ValueError, match="one value per group"):
-        bar_chart_svg(["a"], {"x": [1.0, 2.0]}, "t", "y")
-
-
-def test_lama_bucket_plot_has_a_bar_per_variant_and_bucket(tmp_path: Path):
-    def result(variant: str, p: list[float | None]) -> str:
-        path = tmp_path / f"{variant}.json"
-        buckets = {b: {"facts": 4, "macro_p_at_1": v, "p_at_1": 0.0} for b, v in zip(["[0,10)", "[10,+)"], p)}
-        path.write_text(json.dumps({"model": "/m/demo", "variant": variant, "buckets": buckets}))
-        return str(path)
-
-    plot_lama_buckets([result("baseline", [0.25, None]), result("pelt", [0.5, 0.75])], tmp_path / "b.svg")
-    assert [name for name, _ in _bars((tmp_path / "b.svg").read_text())] == [
-        "demo baseline: 25",
-        "demo pelt: 50",
-        "demo pelt: 75",
-    ]
+    plot_lama_buckets(files, tmp_path / "b.svg")
+    texts = svg_texts(tmp_path / "b.svg")
+    assert ["5.0", "10.0", "14.0", "12.5"] == [t for t in texts if t in ("5.0", "10.0", "14.0", "12.5")]
+    assert "n=4" in texts and "n=6" in texts and "n=0" not in texts  # the empty bucket is left out
+    assert "paper pelt" in texts  # roberta-base: the paper's Table 5 beside ours
+    # the paper's 24.8 % ([10,50), pelt) is the highest value: the axis ends a little above it, far below 100
+    assert 25 <= max(_y_ticks(texts, "macro P@1 (%)")) <= 30
     (tmp_path / "plain.json").write_text(json.dumps({"model": "m", "variant": "baseline", "buckets": None}))
     with pytest.raises(ValueError, match="no LAMA result has frequency buckets"):
         plot_lama_buckets([str(tmp_path / "plain.json")], tmp_path / "c.svg")
+
+
+def test_norm_sweep_plot_marks_the_chosen_l_and_its_ties(tmp_path: Path):
+    sweep = {
+        "model": "m",
+        "chosen_norm": 2.0,
+        "baseline": {"macro_p_at_1": 0.1},
+        "norms": [{"norm": float(n), "macro_p_at_1": p} for n, p in zip(range(1, 5), [0.1, 0.3, 0.3, 0.2])],
+    }
+    (tmp_path / "s.json").write_text(json.dumps(sweep))
+    plot_norm_sweep([tmp_path / "s.json"], tmp_path / "s.svg")
+    texts = svg_texts(tmp_path / "s.svg")
+    i = texts.index("chosen L = 2, a tie of 2")
+    assert texts[i + 1] == "(30.0 %)" and texts[:4] == ["1", "2", "3", "4"]  # L on whole-number ticks
+
+
+def test_finetuning_plot_draws_means_stds_and_the_papers_numbers(tmp_path: Path):
+    runs = []
+    for variant, seed, accuracy in (("baseline", 1, 0.5), ("baseline", 2, 0.7), ("pelt", 1, 0.65), ("pelt", 2, 0.65)):
+        path = tmp_path / f"{variant}{seed}.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "task": "wiki80",
+                    "model": "roberta-base",
+                    "variant": variant,
+                    "seed": seed,
+                    "setting": "1%",
+                    "accuracy": accuracy,
+                    "n": 50,
+                    "classes": 80,
+                    "eval_file": "test.jsonl",
+                }
+            )
+        )
+        runs.append(path)
+    write_wiki80_summary(runs, tmp_path / "w.csv", tmp_path / "w.md")
+    plot_finetuning(tmp_path / "w.csv", tmp_path / "w.svg")
+    texts = svg_texts(tmp_path / "w.svg")
+    assert "60.0" in texts and "65.0" in texts  # the two means
+    assert "roberta-base baseline (± std over seeds)" in texts and "paper pelt" in texts and "chance" in texts
+    # the highest thing drawn is the paper's pelt, 65.6 + 1.0 (and the baseline's mean + std, 60 + 14.1)
+    assert 70 <= max(_y_ticks(texts, "accuracy (%)")) <= 90
 
 
 def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
@@ -90,7 +141,7 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
         {"wiki": tmp_path / "te.parquet"},
         {("wiki", "demo"): tmp_path / "t.parquet"},
         tmp_path / "c.csv",
-        tmp_path / "c.svg",
+        tmp_path / "c.html",
     )
     expected = {
         "domain": "wiki",
@@ -100,12 +151,20 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
         "found_by_qid": 2,
         "found_by_title": 1,
         "not_found": 1,
+        "names_in_table": 3,  # Ann, Bob and Bobby; Cy's entity has no sentence
         "entities_found": 3,
         "entities_in_table": 2,
     }
     assert out == [expected]
     assert list(csv.DictReader((tmp_path / "c.csv").open())) == [{k: str(v) for k, v in expected.items()}]
-    assert len(_bars((tmp_path / "c.svg").read_text())) == 5  # alias, qid, title, not found, in table
+    assert html_rows((tmp_path / "c.html").read_text())[1] == [str(v) for v in expected.values()]
+    plot_coverage(tmp_path / "c.csv", tmp_path / "c.svg")
+    texts = svg_texts(tmp_path / "c.svg")
+    # one unit: both bars count the 5 names (alias 1, qid 2, title 1, not found 1; then with a vector 3,
+    # found without a sentence 1, not found 1)
+    title = "Task entities: how their names were linked, and how many got a vector"
+    assert texts[texts.index("wiki / demo: vector") + 1 : texts.index(title)] == ["1", "2", "1", "1", "3", "1", "1"]
+    assert "task-entity names" in texts and "found, no sentence" in texts
 
 
 def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_path: Path):
@@ -147,3 +206,77 @@ def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_p
     assert highlighted == ["skipped_dump_error", "how_missing"]
     assert html.count("<tr>") == 1 + len(expected) - 2  # the header and the rows without a skip
     assert "2 of 4 skip counts are not zero" in html
+
+
+def test_frequency_plot_counts_every_entity(tmp_path: Path):
+    frequencies = [1, 1, 2, 3, 9, 10, 11, 60, 120, 5000]
+    pq.write_table(pa.table({"entity_id": [str(i) for i in range(10)], "frequency": frequencies}), tmp_path / "f")
+    plot_frequencies({"wiki": tmp_path / "f"}, tmp_path / "f.svg")
+    assert "wiki: 10 entities, median 9.5 mentions" in svg_texts(tmp_path / "f.svg")
+
+
+def test_stage_times_from_pelt_and_spark_log_lines(tmp_path: Path):
+    logs = tmp_path / "logs"
+    (logs / "linking").mkdir(parents=True)
+    (logs / "eval" / "lama" / "m").mkdir(parents=True)
+    # a Spark job: the JVM's time stamps (yy/MM/dd, no milliseconds) until pelt's line at the end
+    (logs / "linking" / "wiki.log").write_text(
+        "WARNING: no time here\n26/11/24 00:48:24 WARN Utils: x\n2026-11-24 00:49:13,500 INFO pelt: done\n"
+    )
+    (logs / "eval" / "lama" / "m" / "pelt.log").write_text(
+        "2026-11-24 01:00:00,000 INFO a\nLAMA: 100%|###| 70/70\n2026-11-24 01:00:02,250 INFO b\n"
+    )
+    (logs / "eval" / "lama" / "m" / "baseline.log").write_text("2026-11-24 01:00:00,000 INFO only one line\n")
+    (logs / "eval" / "lama" / "m" / "notes.txt").write_text("2026-11-24 01:00:00,000 not a log\n")
+    times = stage_times(logs)
+    assert times == {"linking": (pytest.approx(49.5), 1), "eval/lama": (pytest.approx(2.25), 2)}
+    plot_stage_times(logs, tmp_path / "t.svg")
+    texts = svg_texts(tmp_path / "t.svg")
+    assert "0.8 min, 1 job(s)" in texts and "0.0 min, 2 job(s)" in texts and "eval/lama" in texts
+
+
+def _fewrel(tmp_path: Path, variant: str, seed: int, accuracy: float) -> Path:
+    path = tmp_path / f"fewrel-{variant}-{seed}.json"
+    record = {"task": "fewrel", "dataset": "fewrel1", "model": "/m/roberta-base", "variant": variant}
+    path.write_text(json.dumps({**record, "seed": seed, "setting": "5-1", "accuracy": accuracy, "n": 1000}))
+    return path
+
+
+def test_headline_has_each_benchmark_with_the_papers_numbers_meanings_and_flags(tmp_path: Path):
+    lama = []
+    for variant, scores in (("baseline", [0.05, 0.25, 0.02, 0.17]), ("pelt", [0.07, 0.29, 0.03, 0.0])):
+        path = tmp_path / f"{variant}.json"
+        benchmarks = {b: {"macro_p_at_1": p} for b, p in zip(["G-RE", "T-REx", "UHN G-RE", "UHN T-REx"], scores)}
+        path.write_text(
+            json.dumps(
+                {
+                    "model": "/m/roberta-base",
+                    "variant": variant,
+                    "macro_p_at_1": 0.2,
+                    "benchmarks": benchmarks,
+                    "buckets": {"[0,10)": {"facts": 3, "macro_p_at_1": scores[0]}},
+                    "counts": {"facts_evaluated": 1000, "injected": 0 if variant == "baseline" else 40},
+                }
+            )
+        )
+        lama.append(path)
+    fewrel = [
+        _fewrel(tmp_path, "baseline", 1, 0.9),
+        _fewrel(tmp_path, "baseline", 2, 0.8),
+        _fewrel(tmp_path, "pelt", 1, 0.21),
+    ]
+    flags = write_headline(lama, [], fewrel, [], tmp_path / "h.html")
+    html = (tmp_path / "h.html").read_text()
+    # ours without and with the table, the difference, the paper's three (Table 4: 24.7 -> 27.5)
+    rows = html_rows(html)
+    assert ["LAMA T-REx P@1", "25.0", "29.0", "+4.0", "24.7", "27.5", "+2.8"] in rows
+    assert ["LAMA T-REx [0,10) P@1", "5.0", "7.0", "+2.0", "18.1", "21.9", "+3.8"] in rows
+    assert ["FewRel 1.0 5-1 accuracy", "85.0 ± 7.1", "21.0", "-64.0", "90.4", "92.7", "+2.3"] in rows
+    assert (
+        "<p>LAMA (Google-RE, T-REx): " in html
+        and "<p>LAMA-UHN: " in html
+        and "<p>FewRel: " in html
+        and "Wiki80:" not in html
+    )
+    assert len(flags) == 2 and "only 40 of 1000 facts" in flags[0] and "at chance" in flags[1]
+    assert html.count('<p class="flag">') == 2

@@ -40,7 +40,7 @@ def python_sample(rows: list[tuple], seed: int, cap: int) -> set[tuple]:
     return chosen
 
 
-def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None):
+def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None, min_frequency: int = 1):
     mentions = tmp_path / f"{name}-mentions"
     spark.createDataFrame(mention_rows(), MENTIONS_DDL).repartition(partitions).write.parquet(str(mentions))
     counts = sample_mentions(
@@ -51,6 +51,7 @@ def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None):
         wanted=wanted,
         max_per_entity=CAP,
         seed=seed,
+        min_frequency=min_frequency,
     )
     samples = [tuple(row) for row in spark.read.parquet(str(tmp_path / f"{name}-samples")).collect()]
     frequencies = {
@@ -91,15 +92,16 @@ def test_frequencies_count_all_mentions_before_sampling(spark, runs):
     assert [f.name for f in schema.fields] == ["entity_id", "sentence", "start", "end", "doc_id"]
 
 
-def test_wanted_entities_and_another_seed(spark, runs):
+def test_wanted_entities_another_seed_and_a_min_frequency(spark, runs):
     (_, samples42, _), _, tmp_path = runs
-    counts, samples, frequencies = run(spark, tmp_path, "wanted", 3, 7, wanted=["hot", "ghost"])
-    assert frequencies == {"hot": SIZES["hot"], "ghost": 0}
-    assert {row[0] for row in samples} == {"hot"}
+    counts, samples, frequencies = run(spark, tmp_path, "wanted", 3, 7, wanted=["hot", "mid", "ghost"], min_frequency=6)
+    assert frequencies == {"hot": SIZES["hot"], "mid": SIZES["mid"], "ghost": 0}  # below the minimum: still counted
+    assert {row[0] for row in samples} == {"hot"}  # mid's 5 mentions are below 6: no sample, no table row
     assert set(samples) == {row for row in python_sample(mention_rows(), 7, CAP) if row[0] == "hot"}
     assert set(samples) != {row for row in samples42 if row[0] == "hot"}
     assert counts["wanted_without_mentions"] == 1
-    assert counts["mentions_wanted"] == SIZES["hot"]
+    assert counts["entities_below_min_frequency"] == 1
+    assert counts["mentions_wanted"] == SIZES["hot"] + SIZES["mid"]
 
 
 def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, tmp_path, tiny_model_dirs):  # noqa: F811

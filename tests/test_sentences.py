@@ -9,8 +9,11 @@ from pathlib import Path
 import spacy
 from spacy.language import Language
 
+import pelt.linking.sentences
 from pelt.corpus.s2orc import iter_s2orc_records, paper_text
 from pelt.linking.sentences import (
+    bounded_vocabulary,
+    nlp,
     paragraphs,
     sentence_spans,
     string_id,
@@ -108,3 +111,21 @@ def test_tokens_are_spacys_tokens_with_their_string_ids():
         "The",
         "  ",
     ]
+
+
+def test_vocabulary_stays_within_its_cap(monkeypatch):
+    """Batches of tokens never seen before: the vocabulary never holds more than the cap and one
+    batch, and the token ids taken before a new pipeline are still the strings' ids after it."""
+    cap = len(nlp().vocab.strings) + 1000
+    monkeypatch.setattr(pelt.linking.sentences, "VOCABULARY_CAP", cap)
+    first = tokenize("zq first words")
+    sizes = []
+    for batch in range(8):
+        words = [f"zq{batch}x{i}w" for i in range(300)]
+        with bounded_vocabulary():
+            tokens = tokenize(" ".join(words))
+        assert tokens.orth.tolist() == [string_id(word) for word in words]
+        sizes.append(len(nlp().vocab.strings))
+    assert max(sizes) <= cap + 300, sizes
+    assert sizes[-1] < sizes[3]  # a new pipeline, its vocabulary smaller
+    assert first.orth.tolist() == [string_id(word) for word in ("zq", "first", "words")]

@@ -152,3 +152,75 @@ def test_check_model(tiny_model_dirs, tmp_path, monkeypatch):  # noqa: F811
     write_table(tmp_path / "h.parquet", ["a"], np.ones((1, H)), [1], [1], dict(meta, hidden_size=H))
     with pytest.raises(ValueError, match=f"H={H} vectors .* hidden size {h}"):
         EntityTable.open(tmp_path / "h.parquet").check_model(model)
+
+
+QIDS = ["Q270", "Q90", None, "Q18", "Q7259"]  # per IDS; Zürich's unknown
+ALIASES = [["Warszawa", "Paris"], ["Paris, France", "Ville Lumière"], ["Zurich"], [], ["Ada Lovelace", "Ada"]]
+
+
+@pytest.fixture
+def ids_table(tmp_path, sums) -> EntityTable:
+    # "Paris" is also an alias of Warsaw (frequency 10): the title of Paris (frequency 20) still wins by id
+    write_table(
+        tmp_path / "ids.parquet", IDS, sums, [1, 2, 3, 4, 5], [10, 20, 30, 40, 50], META, qids=QIDS, aliases=ALIASES
+    )
+    return EntityTable.open(tmp_path / "ids.parquet")
+
+
+def test_ids_columns_follow_the_contract(ids_table, table_path):
+    table = pq.read_table(ids_table.path)
+    assert table.schema.names == ["entity_id", "n_sentences", "frequency", "vector_sum", "qid", "aliases"]
+    assert table.schema.field("aliases").type == pa.list_(pa.string())
+    rows = {r["entity_id"]: (r["qid"], r["aliases"]) for r in table.to_pylist()}
+    assert rows == {e: (q, a) for e, q, a in zip(IDS, QIDS, ALIASES)}  # sorted by id, still each its own
+    assert ids_table.qids(["Zürich", "Warsaw"]) == [None, "Q270"]
+    assert ids_table.aliases(["Star Trek: Voyager", "Ada_Lovelace"]) == [[], ["Ada Lovelace", "Ada"]]
+    assert list(ids_table.id_rows())[0] == ("Ada_Lovelace", "Q7259", ["Ada Lovelace", "Ada"])
+    plain = EntityTable.open(table_path)  # a table written without ids has neither column
+    assert not plain.has_ids and plain.qids(["Paris"]) == [None] and "qid" not in pq.read_schema(table_path).names
+    assert plain.find(["Paris", "Q90"]) == ["Paris", None]  # by default, what the table has: its ids
+    with pytest.raises(ValueError, match="has no qid/aliases columns"):
+        plain.find(["Q90"], by=["qid"])
+    assert plain.find(["Paris", "paris"], by=["id"], ignore_case=True) == ["Paris", "Paris"]
+
+
+def test_find_by_title_qid_or_alias_and_ignoring_case(ids_table):
+    names = ["Paris", "Q270", "Warszawa", "Ada", "zurich", "Q1", "paris, france"]
+    assert ids_table.find(names) == ["Paris", "Warsaw", "Warsaw", "Ada_Lovelace", None, None, None]
+    assert ids_table.find(names, ignore_case=True) == [
+        "Paris",
+        "Warsaw",
+        "Warsaw",
+        "Ada_Lovelace",
+        "Zürich",
+        None,
+        "Paris",
+    ]
+    assert ids_table.find(["Paris"], by=["alias"]) == ["Warsaw"]  # only Warsaw has the alias "Paris"
+    assert ids_table.find(["Q90", "Paris"], by=["qid"]) == ["Paris", None]
+    assert ids_table.find(["ada lovelace"], by=["alias", "id"], ignore_case=True) == ["Ada_Lovelace"]
+    with pytest.raises(ValueError, match="expected id, qid or alias"):
+        ids_table.find(["Paris"], by=["title"])
+
+
+def test_an_alias_of_several_entities_names_the_most_frequent(tmp_path, sums):
+    write_table(tmp_path / "t.parquet", IDS[:3], sums[:3], [1, 1, 1], [5, 50, 50], META, aliases=[["X"], ["X"], ["X"]])
+    table = EntityTable.open(tmp_path / "t.parquet")
+    assert table.find(["X", "x"], ignore_case=True) == ["Paris", "Paris"]  # 50 mentions; tie with Zürich: first id
+
+
+def test_merge_keeps_the_ids_or_takes_them_from_an_ids_file(tmp_path, sums, ids_table, table_path):
+    shard = tmp_path / "shard.parquet"
+    write_table(shard, ["Berlin"], sums[:1], [1], [3], META)
+    merged = merge_tables([shard, ids_table], tmp_path / "merged.parquet")
+    assert merged.has_ids and merged.qids(["Berlin", "Paris"]) == [None, "Q90"]
+    assert merged.find(["Ville Lumière"]) == ["Paris"]
+    ids_file = tmp_path / "ids.parquet.d"
+    ids_file.mkdir()  # a folder of part files, as Spark writes the linking stage's ids
+    pq.write_table(
+        pa.table({"entity_id": ["Paris", "Rome"], "qid": ["Q90", "Q220"], "aliases": [["Lutetia"], []]}),
+        ids_file / "part-0.parquet",
+    )
+    merged = merge_tables([table_path], tmp_path / "with_ids.parquet", ids=ids_file)
+    assert merged.qids(["Paris", "Warsaw"]) == ["Q90", None] and merged.find(["Lutetia", "Rome"]) == ["Paris", None]
+    np.testing.assert_array_equal(merged.vector_sums(["Paris"]), EntityTable.open(table_path).vector_sums(["Paris"]))

@@ -152,3 +152,36 @@ def test_fewrel_training_files_in_wiki80_layout_serve_the_training_domain():
         for side in ("h", "t")
     }
     assert wiki == expected and bio and not wiki & bio
+
+
+def test_an_entity_list_names_entities_by_title_qid_or_name(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    lines = tmp_path / "mine.txt"
+    lines.write_text("Valdoria\n  Q990000002 \n\nmetformin\nQ0\n", encoding="utf-8")
+    table = tmp_path / "drugs.csv"
+    table.write_text('name,cui,note\nimatinib,C9900002,x\n"Smith, John",,y\n,Q5,z\n', encoding="utf-8")
+    tasks = {
+        "entities": {"domain": "wikipedia", "entities": [str(lines)]},
+        "entities_drugs": {"domain": "biomed", "entities": str(table), "column": "name", "qid_column": "cui"},
+    }
+    with caplog.at_level(logging.WARNING):
+        assert task_entities(tasks, "wikipedia") == [
+            ("Q0", None),  # not a QID (Q0 is no item): a name like any other
+            ("Q990000002", "Q990000002"),  # a QID stands for itself, resolved by QID
+            ("Valdoria", None),
+            ("metformin", None),
+        ]
+    assert "skipped 1 records" in caplog.text  # the blank line, counted
+    assert task_entities(tasks, "biomed") == [("Q5", "Q5"), ("Smith, John", None), ("imatinib", "C9900002")]
+
+
+def test_an_entity_list_that_names_nothing_or_lacks_its_column_is_an_error(tmp_path: Path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \n", encoding="utf-8")
+    with pytest.raises(ValueError, match="empty.txt: names no entity"):
+        task_entities({"entities": {"domain": "w", "entities": str(empty)}}, "w")
+    table = tmp_path / "t.csv"
+    table.write_text("title\nValdoria\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"t.csv: no column 'name'; the header has \['title'\]"):
+        task_entities({"entities": {"domain": "w", "entities": str(table), "column": "name"}}, "w")
+    with pytest.raises(ValueError, match="qid_column 'qid' needs column"):
+        task_entities({"entities": {"domain": "w", "entities": str(table), "qid_column": "qid"}}, "w")

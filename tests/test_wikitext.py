@@ -6,20 +6,25 @@ import bz2
 import gc
 import io
 import os
+import random
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pelt.corpus.dump import (
     DumpStats,
+    bz2_block_ranges,
+    iter_bz2_range_pages,
     iter_dump_pages,
     iter_multistream_pages,
     iter_pages_from_chunks,
     multistream_index_path,
     multistream_ranges,
 )
-from pelt.corpus.wikipedia import _page_rows
+from pelt.corpus.wikipedia import _page_rows, multistream_without_index, wikipedia_work_items
 from pelt.corpus.wikitext import (
     Link,
     is_disambiguation,
@@ -121,11 +126,12 @@ def test_nested_templates_removed_and_inline_templates_kept() -> None:
 
 def test_template_parameters_and_stray_braces() -> None:
     assert anchors("a {{{1|default}}} b }} c {{x|{y}}} d") == ("a b c d", [])
-    # An unclosed template swallows its paragraph only; later markup is still handled.
+    # An unclosed template loses its braces only, as MediaWiki shows it; later markup is still handled.
     assert anchors("start {{broken|x\nmore\n\n{{gone}} after [[Link]]") == (
-        "start\nafter Link",
+        "start broken|x\nmore\nafter Link",
         [("Link", "Link")],
     )
+    assert anchors("{{{{x}} y {{{nowrap|z}}") == ("y z", [])  # the innermost braces close first
 
 
 def test_refs_removed_with_their_content() -> None:
@@ -139,9 +145,9 @@ def test_refs_removed_with_their_content() -> None:
 def test_tables_removed_nested_and_unclosed() -> None:
     text, links = anchors(
         "Before [[A]]\n{| class=wikitable\n|-\n| [[Cell]] || {{x}}\n|\n{|\n| inner\n|}\n|}\nAfter\n"
-        ":{| indented\n| [[Z]]\n|}\nEnd\n\n{| unclosed\n| row\n\nNext [[B]]"
+        ":{| indented\n| [[Z]]\n|}\nEnd\n\n{| unclosed\nrow\n\nNext [[B]]"
     )
-    assert text == "Before A\nAfter\nEnd\nNext B"
+    assert text == "Before A\nAfter\nEnd\nrow\nNext B"  # an unclosed table loses its opening line only
     assert links == [("A", "A"), ("B", "B")]
 
 
@@ -376,6 +382,64 @@ def test_split_multistream_index_name(tmp_path: Path) -> None:
     assert multistream_index_path(str(tmp_path / "enwiki-pages-articles.xml.bz2")) is None
 
 
+SAMPLE_DUMP = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+
+
+@pytest.fixture(scope="module")
+def single_stream(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real dump sample as one bz2 stream of 100k blocks (compresslevel 1): 61 blocks."""
+    path = tmp_path_factory.mktemp("bz2") / "enwiki-pages-articles.xml.bz2"
+    path.write_bytes(bz2.compress(bz2.decompress((shared_data / SAMPLE_DUMP).read_bytes()), compresslevel=1))
+    return path
+
+
+def block_split(path: Path, n_ranges: int, stats: DumpStats | None = None) -> list:
+    """The pages of every range, in order, ``n_ranges`` ranges of bz2 blocks."""
+    ranges = bz2_block_ranges(path, os.path.getsize(path) // n_ranges + 1)
+    assert len(ranges) == n_ranges
+    return [page for start, end in ranges for page in iter_bz2_range_pages(path, start, end, stats)]
+
+
+def test_single_stream_bz2_split_by_blocks_gives_the_pages_read_whole(single_stream: Path) -> None:
+    whole = list(iter_dump_pages(single_stream))
+    assert len(whole) == 206
+    stats = DumpStats()
+    # Ranges of ~84 KB for 61 blocks: some hold no block start, most no page start.
+    assert block_split(single_stream, 23, stats) == whole
+    assert stats.errors == [] and stats.pages == 206
+    items = wikipedia_work_items([str(single_stream)], split_bytes=1)
+    assert [item.reader for item in items] == ["blocks", "blocks"]  # ranges of at least 1 MiB
+    assert [page for item in items for page in iter_bz2_range_pages(*item[:3])] == whole
+
+
+def test_truncated_single_stream_keeps_the_pages_of_whole_blocks(single_stream: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(single_stream.read_bytes()[: os.path.getsize(single_stream) * 2 // 3])
+    whole = list(iter_dump_pages(cut))
+    stats = DumpStats()
+    pages = block_split(cut, 3, stats)
+    assert len(stats.errors) == 1 and "cut short" in stats.errors[0]
+    assert len(pages) > 100 and pages == whole[: len(pages)]
+
+
+def test_multistream_without_index_is_warned_and_split_by_blocks(tmp_path: Path, caplog) -> None:
+    pages = [page_xml(i, f"Page {i}", f"text [[link {i}]] " * 20) for i in range(1, 30)]
+    path = write_multistream(tmp_path, pages, per_stream=3)
+    indexed = write_multistream(tmp_path, pages, per_stream=3, name="y-multistream.xml.bz2")
+    os.remove(multistream_index_path(str(path)))
+    single = tmp_path / "single.xml.bz2"
+    single.write_bytes(bz2.compress(bz2.decompress(path.read_bytes())))
+    assert multistream_without_index([str(path), str(indexed), str(single)]) == [str(path)]
+    assert "multistream dump without its -index.txt.bz2" in caplog.text
+    assert [p.page_id for p in block_split(path, 4)] == list(range(1, 30))
+    # Cut inside the stream after the last page (the trailer's): every page is kept, the cut is the one error.
+    trailer = len(bz2.compress(b"</mediawiki>\n"))
+    path.write_bytes(path.read_bytes()[:-trailer] + bz2.compress(b"</mediawiki>\n" * 100)[:30])
+    stats = DumpStats()
+    assert [p.page_id for p in block_split(path, 1, stats)] == list(range(1, 30))
+    assert len(stats.errors) == 1 and "cut short" in stats.errors[0]
+
+
 # Hostile pages (issue 15): each doubles in size between the two timings; linear time doubles the
 # time (ratio ~2), quadratic quadruples it. Before the fix: headings cubic (8 s -> 76 s at 2,000 ->
 # 4,000 spaces), unclosed <ref> and <nowiki> quadratic, nested templates quadratic in memory.
@@ -385,6 +449,8 @@ HOSTILE = {
     "unclosed nowiki": (lambda n: "<nowiki>x " * n, 32_000),
     "nested templates": (lambda n: "{{a|" * n + "x" + "}}" * n, 32_000),
     "nested inline templates": (lambda n: "{{lang-fr|" * n + "x" + "}}" * n, 1_000),
+    # generated: a seeded soup of markup fragments (FRAGMENTS, below), the small one a prefix of the large
+    "fragment soup": (lambda n: "".join(random.Random(15).choices(FRAGMENTS, k=n)), 40_000),
 }
 
 
@@ -416,3 +482,283 @@ def test_deep_nesting_raises_nothing():
     assert shallow == "kept after"
     for page in ("[[a|" * 20_000 + "x" + "]]" * 20_000, "{|\n" * 20_000 + "x\n" + "|}\n" * 20_000):
         wikitext_to_plain(page)
+
+
+# ---------------------------------------------------------------------------- the visible text (issue 15)
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "expected"),
+    [
+        # quotations: their text, not the attribution
+        ("A {{quote|text=To be.|author=X}} B", "A To be. B"),
+        ("{{cquote|Said so.|Y}} {{quotation|Q.}} {{blockquote|quote=R.}}", "Said so. Q. R."),
+        # text-bearing inline templates
+        ("{{chem|H|2|O}} {{chem2|CO2}} 1{{eqm}}2", "H2O CO2 1⇌2"),
+        ("''Eagle''{{'s}} pad, ''x''{{'}}s", "Eagle's pad, x's"),
+        ("{{IPA|[dʒ]}} {{IPA-de|ˈhaʊs|lang}} {{IPAc-en|pron|ˈ|eɪ|b_|l|}}", "[dʒ] ˈhaʊs /ˈeɪb l/"),
+        ("{{angbr|a}} {{sc|bc}} {{smallcaps|Ad}} {{abbr|UK|United Kingdom}}", "⟨a⟩ bc Ad UK"),
+        (
+            "{{lang|fr|texte}} {{lang-de|Haus}} {{transl|ar|ALA|al-lāh}} {{nihongo|Aikido|合気道}}",
+            "texte Haus al-lāh Aikido",
+        ),
+        (
+            "{{convert|5|km|mi}} {{frac|3|1|2}} {{frac|2}} {{val|6.2|e=18}} {{val|3|u=kg}}",
+            "5 km 3 1/2 1/2 6.2×10^18 3 kg",
+        ),
+        ("{{hlist|a|b}}; {{ubl|c|d}}; {{keypress|Ctrl|C}}", "a · b; c\nd; Ctrl+C"),
+        # dates as shown by default, the day first with df=y; no age that changes with the day of reading
+        (
+            "{{birth date|1950|5|3}}; {{birth date|1950|5|3|df=y}}; {{birth date and age|1950|5|3}}",
+            "May 3, 1950; 3 May 1950; May 3, 1950",
+        ),
+        (
+            "{{death date and age|2000|1|2|1950|5|3}}; {{death date and age|2000|5|3|1950|5|3|df=yes}}",
+            "January 2, 2000 (aged 49); 3 May 2000 (aged 50)",
+        ),
+        (
+            "{{date|2006-01-15}}; {{dts|1990|5|3}}; {{dts|May 1990}}; {{formatdate|2001-09-11}}",
+            "15 January 2006; May 3, 1990; May 1990; September 11, 2001",
+        ),
+        # spacing and punctuation: today "15September"
+        (
+            "15{{nbsp}}September 2.5{{nbsp}}million a{{mdash}}b a{{ndash}}b a{{snd}}b PDF{{·}}DJVU",
+            "15 September 2.5 million a—b a–b a – b PDF · DJVU",
+        ),
+        # magic words: dropped, like every template not in the registry (their value depends on the day)
+        ("in {{CURRENTYEAR}} dollars, {{PAGENAME}} {{#if:x|y}} end", "in dollars, end"),
+    ],
+)
+def test_templates_that_show_text(wikitext: str, expected: str) -> None:
+    assert anchors(wikitext) == (expected, [])
+
+
+def test_templates_that_make_links_give_exact_anchors() -> None:
+    text, links = anchors(
+        "{{HMS|Ajax|22|6}}, {{ship|USS|Hornet|CV-12}}, {{ill|Ziel Stadt|de|Zielstadt}}, {{ill|de|Alt|Alt}}"
+    )
+    assert text == "HMS Ajax, USS Hornet, Ziel Stadt, Alt"
+    assert links == [
+        ("HMS Ajax", "HMS Ajax (22)"),
+        ("USS Hornet", "USS Hornet (CV-12)"),
+        ("Ziel Stadt", "Ziel Stadt"),
+        ("Alt", "Alt"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "expected"),
+    [
+        ("the ''Iliad'''s hero", ("the Iliad's hero", [])),  # odd bold and italics: a bold run is ' + italics
+        ("l''''amour'''", ("l'amour", [])),
+        ("''''''x'''''", ("'x", [])),  # more than five quotes show the extra ones
+        (
+            "'''[[Foo]]'''s and [[Bar]]''s''",
+            ("Foos and Bars", [("Foo", "Foo"), ("Bar", "Bar")]),
+        ),  # no trail across quotes
+        ("a.'''<ref>r</ref>''' b ''c''", ("a. b c", [])),  # a cut ref keeps the quotes apart
+        (
+            "[http://x.org the [[Foo|foo]] site] and [http://y.org [[Bar]]]",
+            ("the foo site and Bar", [("foo", "Foo"), ("Bar", "Bar")]),
+        ),
+    ],
+)
+def test_quotes_link_trails_and_external_labels(wikitext: str, expected: tuple) -> None:
+    assert anchors(wikitext) == expected
+
+
+# Each class of issue 15 item 3 on the real samples: (page, text now shown, text shown before the fix)
+REAL_PAGE_CLASSES = {
+    "quote template": (
+        "dump/Abraham Lincoln",
+        "Southern states:\nApprehension seems to exist",
+        "Southern states:\nThe President",
+    ),
+    "quotation template": ("dump/Anthropology", 'Geertz,\n"anthropology is perhaps the last', "Geertz,\nSociocultural"),
+    "cquote template": ("wiki/Direct-representation", "Mistress:\nSuppose instead of election", "Mistress:\nSee also"),
+    "nbsp": ("dump/Animal Farm", "on 15 September 1972", "on 15September 1972"),
+    "'s template": ("dump/Apollo 11", "hanging from Eagle's footpads", "hanging from Eagle footpads"),
+    "italic then bold": ("dump/Achilles", "the Iliad's description", "the Iliads description"),
+    "IPAc-en": ("dump/Alabama", "Alabama (/ˌæləˈbæmə/) is", "Alabama () is"),
+    "IPA-xx": ("wiki/julia_kristeva", "Kristeva (kʁisteva; ", "Kristeva (; "),
+    "angbr": ("dump/A", "the letter ⟨a⟩ represents", "the letter represents"),
+    "chem": ("dump/Alkali metal", "ammonium ion (NH4+) has", "ammonium ion () has"),
+    "eqm": ("dump/Acid", "written as HA+ ⇌ H+ + A.", "written as HA+ H+ + A."),
+    "HMS": ("dump/Achilles", "alongside HMS Ajax and HMS Exeter.", "alongside and ."),
+    "ill": ("dump/Arthur Schopenhauer", "gymnasium (Gymnasium Ernestinum Gotha) in", "gymnasium () in"),
+    "external link label with a link": (
+        "dump/Aldous Huxley",
+        "(talk at UC Berkeley, 20 March 1962)",
+        "Berkeley], 20 March 1962)]",
+    ),
+    "quotes around a cut ref": (
+        "wiki/raith_rovers",
+        "*Scottish First Division: **Winners",
+        "*'Scottish First Division': **",
+    ),
+    "magic word": ("dump/Academy Awards", "($ in dollars)", "CURRENTYEAR"),
+}
+
+
+@pytest.fixture(scope="module")
+def real_pages(shared_data: Path) -> dict[str, str]:
+    """Wikitext of every real sample article: ``wiki/<file stem>`` and ``dump/<title>``."""
+    pages = {f"wiki/{p.stem}": p.read_text(encoding="utf-8") for p in (shared_data / "wikitext_pages").glob("*.wiki")}
+    (dump_path,) = (shared_data / "wikipedia_dump_sample").glob("*.bz2")
+    for page in iter_dump_pages(dump_path):
+        if page.ns == 0 and page.redirect_to is None and redirect_target(page.text) is None:
+            pages[f"dump/{page.title}"] = page.text
+    return pages
+
+
+@pytest.mark.parametrize("kind", REAL_PAGE_CLASSES)
+def test_visible_text_classes_on_real_pages(real_pages: dict[str, str], kind: str) -> None:
+    page, shown, not_shown = REAL_PAGE_CLASSES[kind]
+    text, links = anchors(real_pages[page])
+    assert shown in text
+    assert not_shown not in text
+
+
+def test_real_pages_anchor_the_links_that_templates_and_external_labels_make(real_pages: dict[str, str]) -> None:
+    assert {("HMS Ajax", "HMS Ajax (22)"), ("HMS Exeter", "HMS Exeter (68)")} <= set(
+        anchors(real_pages["dump/Achilles"])[1]
+    )
+    schopenhauer = anchors(real_pages["dump/Arthur Schopenhauer"])[1]
+    assert ("Gymnasium Ernestinum Gotha", "Gymnasium Ernestinum Gotha") in schopenhauer
+    assert ("UC Berkeley", "University of California, Berkeley") in anchors(real_pages["dump/Aldous Huxley"])[1]
+
+
+@pytest.mark.parametrize("stray", ["{{", "{|\n"])
+def test_a_stray_opener_in_a_real_list_page_costs_only_itself(real_pages: dict[str, str], stray: str) -> None:
+    # one unclosed {{ used to delete up to the next blank line (63 % of a list page); now only it goes
+    page = real_pages["dump/Animal Farm"]
+    cut = page.index("\n*") + 1  # before a list, at the start of a line (where {| opens a table)
+    assert anchors(page[:cut] + stray + page[cut:]) == anchors(page)
+
+
+# ---------------------------------------------------------------------------- properties (Hypothesis)
+
+# Markup fragments, hostile ones included: unclosed and stray brackets, tags, quote runs, tables.
+FRAGMENTS = [
+    "{{",
+    "}}",
+    "{{{",
+    "}}}",
+    "[[",
+    "]]",
+    "[",
+    "]",
+    "{|",
+    "\n{|\n",
+    "\n|}\n",
+    "|",
+    "||",
+    "<ref>",
+    "</ref>",
+    "<ref name=a/>",
+    "<nowiki>",
+    "</nowiki>",
+    "<nowiki/>",
+    "<!--",
+    "-->",
+    "''",
+    "'''",
+    "'''''",
+    "=",
+    "\n==",
+    "==\n",
+    "\n* ",
+    "\n# ",
+    "\n\n",
+    " ",
+    "&amp;",
+    "&nbsp;",
+    "&#39;",
+    "[http://x.org ",
+    "http://y.org",
+    "{{quote|",
+    "{{lang|fr|",
+    "{{nbsp}}",
+    "{{'s}}",
+    "{{HMS|",
+    "{{ill|",
+    "{{convert|5|",
+    "[[File:x.jpg|",
+    "[[Category:",
+    "[[fr:",
+    "[[:Category:",
+    "__NOTOC__",
+    "<br/>",
+    "<span>",
+    "</span>",
+    "<math>",
+    "</math>",
+    "word",
+    "Word",
+    "é",
+    "s",
+    "\t",
+    "#",
+    ":",
+    ";",
+    "*",
+    "~",
+]
+LABEL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+BALANCED = st.recursive(
+    st.sampled_from(["word", " ", "\n", "''", "'''", "&amp;", "{{nbsp}}", "<ref name=a/>", "[[Category:C]]"]),
+    lambda inner: st.one_of(
+        st.builds(lambda a, b: f"{{{{cite web|url={a}|title={b}}}}}", inner, inner),
+        st.builds(lambda a: f"{{{{nowrap|{a}}}}}", inner),
+        st.builds(lambda a: f"<ref>{a}</ref>", inner),
+        st.builds(lambda a: f"\n{{|\n| {a}\n|}}\n", inner),
+        st.builds(lambda a: f"<!-- {a} -->", inner),
+        st.builds(lambda a, b: a + b, inner, inner),
+    ),
+    max_leaves=6,
+)
+
+
+def assert_well_formed(wikitext: str) -> tuple[str, list[Link]]:
+    """Invariants for any input: no markup of links, templates or refs leaks; anchors are exact."""
+    text, links = wikitext_to_plain(wikitext)
+    for markup in ("[[", "]]", "{{", "}}"):
+        assert markup not in text, markup
+    assert "<ref" not in text.lower()
+    previous_end = 0
+    for link in links:
+        assert previous_end <= link.start < link.end <= len(text)
+        visible = text[link.start : link.end]
+        assert visible == visible.strip() and link.target, link
+        previous_end = link.end
+    return text, links
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
+def test_any_fragment_soup_parses_without_leaking_markup(fragments: list[str]) -> None:
+    assert_well_formed("".join(fragments))
+
+
+@settings(max_examples=150, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.tuples(BALANCED, LABEL, LABEL), min_size=1, max_size=6))
+def test_anchors_equal_the_visible_link_text(parts: list[tuple[str, str, str]]) -> None:
+    # links between well-formed constructs: each shows its label, exactly, in order
+    wikitext = "".join(f"{noise} [[T{target}|{label}]] " for noise, target, label in parts)
+    text, links = assert_well_formed(wikitext)
+    assert [(text[link.start : link.end], link.target) for link in links] == [
+        (label, f"T{target}") for _, target, label in parts
+    ]
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_real_pages_parse_without_leaking_markup(real_pages: dict[str, str], data: st.DataObject) -> None:
+    names = sorted(real_pages)
+    page = real_pages[data.draw(st.sampled_from(names))]
+    start = data.draw(st.integers(0, max(len(page) - 4000, 0)))
+    window = page[start : start + 4000]
+    for _ in range(data.draw(st.integers(1, 6))):
+        at = data.draw(st.integers(0, len(window)))
+        window = window[:at] + data.draw(st.sampled_from(FRAGMENTS)) + window[at:]
+    assert_well_formed(window)

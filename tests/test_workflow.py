@@ -16,6 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
+from test_flags import html_rows
+
+from pelt.table import EntityTable
 
 
 def planned_jobs(dry_run: str) -> list[dict]:
@@ -190,7 +193,7 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     rules = {job["rule"] for job in jobs}
     assert {"corpus_s2orc", "task_entities_by_name", "finetuning_summary"} <= rules
     summaries = {job["output"][-1] for job in jobs if job["rule"] == "finetuning_summary"}
-    assert summaries == {"results/eval/summary/fewrel.md", "results/eval/summary/wiki80.md"}
+    assert summaries == {"results/eval/summary/fewrel.html", "results/eval/summary/wiki80.html"}
 
 
 def _demo_dump_counts() -> tuple[int, int]:
@@ -243,6 +246,16 @@ def test_demo_end_to_end(finished, tmp_path):
     for row in rows:
         assert len(row["vector_sum"]) == hidden
         assert 1 <= row["n_sentences"] <= min(cap, row["frequency"])
+    # The ids users have: each article's QID (the demo's page_props) and its aliases, from the linking stage
+    qids = {p["title"]: p["qid"] for p in pages if not p["is_redirect"] and p["qid"]}
+    assert [r["qid"] for r in rows] == [qids.get(r["entity_id"]) for r in rows] and any(r["qid"] for r in rows)
+    with_qid = next(r for r in rows if r["qid"])
+    assert (
+        EntityTable.open(results / "tables" / "wikipedia" / "demo" / "table.parquet").find(
+            [with_qid["qid"], with_qid["entity_id"].lower()], ignore_case=True
+        )
+        == [with_qid["entity_id"]] * 2
+    )
 
     scores = {}
     for variant in ("baseline", "pelt"):
@@ -261,7 +274,6 @@ def test_demo_end_to_end(finished, tmp_path):
     summary = (results / "eval" / "summary" / "lama.md").read_text()
     assert "baseline" in summary and "pelt" in summary and "| UHN T-REx |" in summary
     assert (results / "eval" / "summary" / "lama.csv").read_text().count("\n") >= 3
-    assert (results / "eval" / "report" / "lama_buckets.svg").read_text().startswith("<svg")
     with open(results / "eval" / "report" / "coverage.csv", newline="") as fh:
         (coverage,) = csv.DictReader(fh)
     assert int(coverage["entities_in_table"]) == len(rows) and int(coverage["wanted"]) >= len(wanted)
@@ -281,17 +293,66 @@ def test_demo_end_to_end(finished, tmp_path):
     report = snakemake(finished, "--report", str(tmp_path / "report.html"))
     assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
-    assert "lama_buckets.svg" in html and "coverage.csv" in html and "lama.csv" in html
+    check_report(html, results)
     # The input-quality table, embedded: the demo's articles as the corpus counted them, and a skip
     # it has (a task entity that no sentence mentions), highlighted.
-    (embedded,) = re.findall(r"filename=input_quality\.html;base64,([A-Za-z0-9+/=]+)", html)
-    quality = base64.b64decode(embedded).decode()
+    quality = report_files(html)["input_quality.html"]
     source = config["corpora"]["wikipedia"]["path"]
     assert f"<td>corpus_wikipedia</td><td>{source}</td><td>articles</td><td>{articles}</td>" in quality
     assert (
         '<tr class="skipped"><td>wikipedia</td><td>sample_mentions</td><td></td><td>wanted_without_mentions</td>'
         "<td>1</td>" in quality
     )
+
+
+VARIANTS = ("baseline", "pelt")
+LAMA_VARIANTS = (*VARIANTS, "permuted", "random")
+
+
+def report_files(html: str) -> dict[str, str]:
+    """The files a built report embeds (each a base64 data URI named by its file name), decoded."""
+    embedded = re.findall(r"filename=([\w.-]+);base64,([A-Za-z0-9+/=]+)", html)
+    return {name: base64.b64decode(data).decode() for name, data in embedded if name != "logo.svg"}
+
+
+def check_report(html: str, results: Path) -> None:
+    """The built report shows every summary as an HTML table and every figure, with the run's numbers:
+    the landing page has the headline table; each number below is read from the per-run JSON files."""
+    files = report_files(html)
+    tables = {"headline", "lama", "norm_sweep", "fewrel", "wiki80", "coverage", "input_quality"}
+    figures = {"lama_buckets", "norm_sweep", "fewrel", "wiki80", "coverage", "frequencies", "stage_times"}
+    assert set(files) == {f"{t}.html" for t in tables} | {f"{f}.svg" for f in figures}
+    svg_text = {name: "\n".join(svg_texts_of(text)) for name, text in files.items() if name.endswith(".svg")}
+    lama = {v: json.loads((results / "eval" / "lama" / "demo" / f"{v}.json").read_text()) for v in LAMA_VARIANTS}
+    trex = ["LAMA T-REx P@1"] + [f"{100 * lama[v]['benchmarks']['T-REx']['macro_p_at_1']:.1f}" for v in VARIANTS]
+    # the landing page: the headline page's table, inline (not a link)
+    for page in (html.replace('\\"', '"'), files["headline.html"]):
+        assert trex in [row[:3] for row in html_rows(page)]
+    lama_rows = html_rows(files["lama.html"])
+    for variant in LAMA_VARIANTS:
+        assert ["results/models/demo", variant] in [row[:2] for row in lama_rows]
+        rare = lama[variant]["buckets"]["[0,10)"]["macro_p_at_1"]
+        assert f"{100 * rare:.1f}" in svg_text["lama_buckets.svg"].split("\n")
+    sweep = json.loads((results / "eval" / "lama" / "demo" / "norm_sweep.json").read_text())
+    assert f"chosen L = {sweep['chosen_norm']:g}" in svg_text["norm_sweep.svg"]
+    assert html_rows(files["norm_sweep.html"])[1][-2] == f"{sweep['chosen_norm']:g}"
+    for summary in ("fewrel", "wiki80"):
+        with open(results / "eval" / "summary" / f"{summary}.csv", newline="") as fh:
+            means = [f"{100 * float(r['accuracy_mean']):.1f}" for r in csv.DictReader(fh)]
+        assert all(m in svg_text[f"{summary}.svg"].split("\n") for m in means)
+        cells = {cell.split(" ± ")[0] for row in html_rows(files[f"{summary}.html"]) for cell in row}
+        assert set(means) <= cells
+    with open(results / "eval" / "report" / "coverage.csv", newline="") as fh:
+        (coverage,) = csv.DictReader(fh)
+    assert html_rows(files["coverage.html"])[1] == list(coverage.values())
+    assert coverage["names_in_table"] in svg_text["coverage.svg"].split("\n")
+    entities = pq.read_table(results / "samples" / "wikipedia" / "frequencies").num_rows
+    assert f"wikipedia: {entities} entities" in svg_text["frequencies.svg"]
+    assert {"corpus", "linking", "models", "tables", "eval/lama"} <= set(svg_text["stage_times.svg"].split("\n"))
+
+
+def svg_texts_of(svg: str) -> list[str]:
+    return ["".join(t.itertext()) for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
 
 
 def _check_finetuning_results(results: Path, config: dict) -> None:
@@ -365,3 +426,37 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
         line.split()[-1].rstrip(":") for line in run.stdout.splitlines() if line.startswith(("rule ", "localrule "))
     }
     assert jobs == {"corpus_s2orc", "task_entities_by_name", "link_strings", "sample_mentions"}, run.stdout
+
+
+def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
+    """The default target of a config whose only task is an entity list is that domain's table (and
+    the input-quality report), no evaluation; a config with no task has nothing to build on demand
+    and says so in a line; `sampling.entities: all` builds every corpus's table without a task."""
+    config = write_config(tmp_path)
+    (tmp_path / "mine.txt").write_text("Valdoria\nQ990000002\n", encoding="utf-8")
+    config["tasks"] = {"entities": {"domain": "wikipedia", "entities": str(tmp_path / "mine.txt")}}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert set(jobs) == {
+        *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
+        *("entity_ids", "encode_shard", "entity_table", "coverage", "input_quality", "all"),
+    }, sorted(jobs)
+    assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
+    assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
+    assert "results/linking/wikipedia/ids" in jobs["entity_table"]["input"]  # the table gets QIDs and aliases
+
+    config["tasks"] = {}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert "tasks: none names an entity, so no table would be built" in out and "Traceback" not in out, out
+
+    config["sampling"]["entities"] = "all"
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
+    assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]

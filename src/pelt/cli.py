@@ -1,7 +1,9 @@
 """The ``pelt`` command: inspect and query entity tables from the shell.
 
-``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]`` and
-``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums and counts add).
+``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]``,
+``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case]`` (every entity's ids, or the
+entity each name stands for) and ``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums
+and counts add).
 """
 
 from __future__ import annotations
@@ -46,6 +48,27 @@ def _lookup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ids(args: argparse.Namespace) -> int:
+    table = EntityTable.open(args.path)
+    if not args.names:
+        print("entity_id\tqid\taliases")
+        for entity_id, qid, aliases in table.id_rows():
+            print(f"{entity_id}\t{qid or ''}\t{' | '.join(aliases)}")
+        return 0
+    found = table.find(args.names, by=args.by.split(",") if args.by else None, ignore_case=args.ignore_case)
+    qids = table.qids([e for e in found if e is not None])
+    print("name\tentity_id\tqid")
+    for name, entity_id in zip(args.names, found):
+        if entity_id is not None:
+            print(f"{name}\t{entity_id}\t{qids.pop(0) or ''}")
+    unknown = [name for name, entity_id in zip(args.names, found) if entity_id is None]
+    if unknown:
+        by = f" (by {args.by})" if args.by else ""
+        print(f"error: not found in {args.path}{by}: {', '.join(unknown)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _merge(args: argparse.Namespace) -> int:
     merged = merge_tables(args.tables, args.out, frequency=args.frequency)
     print(f"{merged.path}: {len(merged)} entities")
@@ -68,6 +91,13 @@ def _parser() -> argparse.ArgumentParser:
     lookup.add_argument("--norm", type=float, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
+
+    ids = actions.add_parser("ids", help="list every entity's ids, or find the entity of titles, QIDs or aliases")
+    ids.add_argument("path", help="table.parquet")
+    ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
+    ids.add_argument("--by", help="what a name may be, in order (default: id,qid,alias, those the table has)")
+    ids.add_argument("--ignore-case", action="store_true", help="compare case-folded")
+    ids.set_defaults(run=_ids)
 
     merge = actions.add_parser("merge", help="merge tables of disjoint shards (sums and counts add)")
     merge.add_argument("out", help="output table.parquet")

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,7 +28,12 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
+from pelt.logs import Progress
+
 logger = logging.getLogger(__name__)
+
+_LOSS_WINDOW = 100
+"""Steps whose mean loss is logged and reported: one step's loss is too noisy to read."""
 
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
@@ -44,7 +50,14 @@ def train_bpe_tokenizer(
     tokenize to the mask id and not to a separate space token, or cloze prompts break.
     """
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2, special_tokens=SPECIAL_TOKENS)
+    # Its progress bar redraws a line: in a log file that is a run of blank-looking lines.
+    bpe.train_from_iterator(
+        texts,
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        show_progress=sys.stderr.isatty(),
+    )
     merges = [tuple(m) for m in json.loads(bpe.to_str())["model"]["merges"]]
     return tokenizer_class(
         vocab=bpe.get_vocab(),
@@ -94,7 +107,6 @@ def train_demo_model(
     learning_rate: float = 3e-3,
     mask_rate: float = 0.3,
     seed: int = 42,
-    log_every: int = 100,
 ) -> dict[str, float]:
     """Train tokenizer and masked LM on the documents of ``documents_path`` (one per line); save both
     to ``out_dir`` with ``training.json`` (the summary returned).
@@ -144,7 +156,13 @@ def train_demo_model(
         steps,
         batch_size,
     )
-    for step in range(steps):
+
+    def recent_loss() -> str:
+        recent = losses[-_LOSS_WINDOW:]
+        return f"MLM loss {sum(recent) / len(recent):.3f} (mean of the last {len(recent)} steps)" if recent else ""
+
+    bar = Progress("demo model training", steps, "steps", detail=recent_loss)
+    for _ in range(steps):
         if len(order) < batch_size:
             order += torch.randperm(len(blocks), generator=generator).tolist()
         picked, order = order[:batch_size], order[batch_size:]
@@ -163,24 +181,13 @@ def train_demo_model(
         schedule.step()
         optimizer.zero_grad()
         losses.append(loss.item())
-        if (step + 1) % log_every == 0 or step + 1 == steps:
-            elapsed = time.perf_counter() - start
-            rate = (step + 1) / elapsed
-            recent = losses[-log_every:]
-            logger.info(
-                "demo model step %d/%d: MLM loss %.3f (mean of the last %d), %.1f steps/s, ETA %.0f s",
-                step + 1,
-                steps,
-                sum(recent) / len(recent),
-                len(recent),
-                rate,
-                (steps - step - 1) / rate,
-            )
+        bar.update()
+    bar.close()
     model.eval()
     out = Path(out_dir)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    tail = losses[-min(log_every, len(losses)) :]
+    tail = losses[-_LOSS_WINDOW:]
     summary = {
         "steps": steps,
         "batch_size": batch_size,

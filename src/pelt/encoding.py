@@ -29,17 +29,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.logs import Progress
 from pelt.models import (
     default_norm,
     load_masked_lm,
     mask_representation,
     max_input_length,
     mention_token_span,
+    model_identity,
     representation,
-    revision,
     tokenize_with_offsets,
 )
 from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
@@ -285,7 +285,7 @@ def _encode(
     preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, pin_memory=device.type == "cuda")
     accumulator = _Accumulator(model.config.hidden_size, device)
     began = time.perf_counter()
-    with torch.inference_mode(), tqdm(total=total_rows, desc="encoding", unit="sent", smoothing=0.1) as bar:
+    with torch.inference_mode(), Progress("encoding", total_rows, "sentences") as bar:
         for item in _in_background(preparer.batches(chunks)):
             if isinstance(item, int):
                 bar.update(item)
@@ -324,6 +324,28 @@ def _effective_max_seq_len(model: PreTrainedModel, max_seq_len: int) -> int:
     if max_seq_len > limit:
         logger.warning("max_seq_len %d exceeds the model's %d positions; using %d", max_seq_len, limit, limit)
     return min(max_seq_len, limit)
+
+
+def table_metadata(
+    model: PreTrainedModel, name: str | None = None, *, max_seq_len: int = 128, norm: float | None = None
+) -> dict[str, object]:
+    """What a table must say of the model its vectors come from (:func:`pelt.table.write_table`),
+    read from the model itself, so that a table built from Python is checked as the workflow's are.
+
+    ``name``: how the model is loaded again (default: its ``name_or_path``); ``norm``: the default
+    L (default: the model family's).
+    """
+    name = name or model.name_or_path
+    return {
+        "model": name,
+        **model_identity(model, name),
+        "model_type": model.config.model_type,
+        "hidden_size": model.config.hidden_size,
+        "representation": representation(model),
+        "max_seq_len": _effective_max_seq_len(model, max_seq_len),
+        "norm": float(default_norm(model) if norm is None else norm),
+        "precision": str(model.dtype).removeprefix("torch."),
+    }
 
 
 def build_table(
@@ -366,16 +388,6 @@ def build_table(
 # settings (the table's metadata), or by other weights (the digests file's), give other vectors.
 _CACHE_KEYS = ("model", "revision", "representation", "max_seq_len", "precision")
 _WEIGHTS_KEY = b"pelt.weights"
-
-
-def weights_digest(model: PreTrainedModel) -> str:
-    """A digest of the model's weights: a local folder has no commit to name, and the demo model is
-    retrained when its corpus changes, so the cache checks the weights themselves."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().to("cpu").contiguous().view(torch.uint8).numpy())
-    return digest.hexdigest()
 
 
 def mention_digests(samples_path: str, shard: tuple[int, int] | None = None) -> dict[str, str]:
@@ -476,18 +488,9 @@ def encode_samples(
     dataset = open_samples(samples_path)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
-    metadata = {
-        "model": model_name_or_path,
-        "revision": revision(model),
-        "model_type": model.config.model_type,
-        "hidden_size": model.config.hidden_size,
-        "representation": representation(model),
-        "max_seq_len": max_seq_len,
-        "norm": float(default_norm(model) if norm is None else norm),
-        "precision": str(model.dtype).removeprefix("torch."),
-    }
+    metadata = table_metadata(model, model_name_or_path, max_seq_len=max_seq_len, norm=norm)
     digests = mention_digests(samples_path, shard) if cache_dir else {}
-    weights = weights_digest(model) if cache_dir else ""
+    weights = str(metadata["model_digest"])
     reused, reused_sums, reused_counts = (
         _reusable(cache_dir, shard, digests, {**metadata, "weights": weights}) if cache_dir else ([], None, None)
     )

@@ -13,6 +13,7 @@ than by name so that relatives (XLM-R, CamemBERT, ...) work too:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Sequence
@@ -231,6 +232,35 @@ def forward_mlm(
     if family(model) == "bart":
         return model(**bart_inputs(model, attention_mask, inputs_embeds=inputs_embeds)).logits
     return model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).logits
+
+
+def weights_digest(model: PreTrainedModel) -> str:
+    """A digest that names the model by its weights, not by where they were loaded from.
+
+    A path says nothing once a model is copied or pulled from the hub, and a local folder has no
+    commit; the weights themselves do.  sha256 over each state-dict entry in name order (name,
+    shape, bytes), floating tensors rounded to bfloat16 first: an fp32 and a bf16 load of the same
+    checkpoint then agree, and half the bytes are hashed (about a second for a 1.3 GB fp32 model,
+    see benchmarks/README.md).  An fp16 load rounds differently and gets another digest.  Hashing
+    the tensors rather than the safetensors files makes the digest independent of how the files
+    were written (sharding, dtype, metadata) and works for a model that is only in memory.
+    """
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        if tensor.is_floating_point():
+            tensor = tensor.to(torch.bfloat16)
+        digest.update(f"{name}\0{tuple(tensor.shape)}\0".encode())
+        digest.update(tensor.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy())
+    return digest.hexdigest()
+
+
+def model_identity(model: PreTrainedModel, name_or_path: str) -> dict[str, str]:
+    """What a table records about its model: the weights digest, and the hub name and commit when
+    the model came from the hub (a path that exists here is a local folder, known by digest only)."""
+    identity = {"model_digest": weights_digest(model), "revision": revision(model)}
+    if not os.path.exists(name_or_path):
+        identity["hub_name"] = name_or_path
+    return identity
 
 
 def same_model_name(a: str, b: str) -> bool:

@@ -1,10 +1,11 @@
 """The task kinds, one entry each: what the workflow needs to know of a task, in one place.
 
-A ``tasks:`` entry of the config is one of three kinds (LAMA, FewRel, Wiki80); FewRel 2.0 is a
-FewRel task under another key. Each kind names the config keys that hold its data files (whose
-entities the table needs, and the reader that finds them), those that span its grid of runs, its
-hyper-parameters (passed by name to its runner), the runner itself, how a run's setting reads, and
-the benchmarks under which the paper's numbers stand beside its results. The Snakemake rules only map
+A ``tasks:`` entry of the config is one of four kinds (LAMA, FewRel, Wiki80, and an entity list that
+only asks for a table); FewRel 2.0 is a FewRel task under another key. Each kind names the config
+keys that hold its data files (whose entities the table needs, and the reader that finds them),
+those that span its grid of runs, its hyper-parameters (passed by name to its runner), the runner
+itself, how a run's setting reads, and the benchmarks under which the paper's numbers stand beside
+its results. The Snakemake rules only map
 config to paths and ask this module the rest, so that the protocol is unit-tested, not only dry-run.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
@@ -24,9 +25,10 @@ class TaskKind:
     file_keys: tuple[str, ...]  # every key naming a file the runs read
     grid_keys: tuple[str, ...]  # keys spanning the runs (one job each)
     hyperparameters: tuple[str, ...]  # keys passed as is to the runner, by these names
-    runner: str  # module:function
+    runner: str | None  # module:function; None: the task only asks for a table, nothing is evaluated
     entity_reader: str  # module:function, a data file -> the (name, QID) of each entity it mentions
     benchmarks: tuple[str, ...]  # what its results report, the keys of the paper's numbers
+    reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
 
 
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing")
@@ -75,6 +77,18 @@ KINDS: dict[str, TaskKind] = {
         entity_reader="pelt.tasks:wiki80_entities",
         benchmarks=("wiki80",),
     ),
+    # Your own entities: a table for them, no evaluation (README, "A table for your own entities").
+    "entities": TaskKind(
+        "entities",
+        data_keys=("entities",),
+        file_keys=("entities",),
+        grid_keys=(),
+        hyperparameters=(),
+        runner=None,
+        entity_reader="pelt.tasks:listed_entities",
+        benchmarks=(),
+        reader_keys=("column", "qid_column"),
+    ),
 }
 # Config keys of FewRel tasks and the benchmark each reports (the paper's Table 2).
 FEWREL_BENCHMARKS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
@@ -85,8 +99,9 @@ DOMAIN_KEYS = ("domain", "train_domain", "kind")
 
 def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
     """The kind of the task configured under ``name``: its ``kind`` field, else its key (FewRel 2.0's
-    key names a FewRel task)."""
-    kind = (task or {}).get("kind") or ("fewrel" if name in FEWREL_BENCHMARKS else name)
+    key names a FewRel task, ``entities_<anything>`` an entity list: one per domain or file layout)."""
+    default = "fewrel" if name in FEWREL_BENCHMARKS else "entities" if name.startswith("entities_") else name
+    kind = (task or {}).get("kind") or default
     if kind not in KINDS:
         raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
     return KINDS[kind]

@@ -113,15 +113,17 @@ def sample_mentions(
     max_per_entity: int,
     seed: int,
     pool: SentencePool | None = None,
+    min_frequency: int = 1,
 ) -> dict[str, int]:
     """Write up to ``max_per_entity`` mentions per entity and every entity's mention count.
 
     ``wanted``: entity ids to keep (None: all). Wanted entities without any mention get frequency 0,
-    so that reports can show what the corpus lacks. ``pool``: sample and count only mentions in its
-    sentences (module docstring). Returns and logs the counts.
+    so that reports can show what the corpus lacks. ``min_frequency``: entities with fewer mentions
+    get no sample (so no table row) but keep their frequency, so that reports still count them.
+    ``pool``: sample and count only mentions in its sentences (module docstring). Returns and logs the counts.
     """
-    if max_per_entity < 1:
-        raise ValueError(f"max_per_entity must be at least 1, got {max_per_entity}")
+    if max_per_entity < 1 or min_frequency < 1:
+        raise ValueError(f"max_per_entity and min_frequency must be at least 1, got {max_per_entity}, {min_frequency}")
     mentions = spark.read.parquet(mentions_path)
     counts: dict[str, int] = {"mentions": mentions.count()}
     if pool is not None:
@@ -156,6 +158,9 @@ def sample_mentions(
         frequencies_out
     )
 
+    if min_frequency > 1:
+        frequent = spark.read.parquet(frequencies_out).filter(F.col("frequency") >= min_frequency)
+        mentions = mentions.join(frequent.select("entity_id"), "entity_id", "left_semi")
     ranked = mentions.withColumn("rank", rank_key(seed))
     salted = ranked.withColumn("bucket", F.pmod(F.xxhash64("rank"), F.lit(SALT_BUCKETS)))
     chosen = _top(_top(salted, ["entity_id", "bucket"], max_per_entity), ["entity_id"], max_per_entity)
@@ -170,6 +175,7 @@ def sample_mentions(
             F.sum((F.col("frequency") > 0).cast("long")).alias("entities"),
             F.sum((F.col("frequency") > max_per_entity).cast("long")).alias("entities_capped"),
             F.sum((F.col("frequency") == 0).cast("long")).alias("wanted_without_mentions"),
+            F.sum(F.col("frequency").between(1, min_frequency - 1).cast("long")).alias("entities_below_min_frequency"),
         )
         .first()
     )

@@ -31,6 +31,35 @@ def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> d
     return write_task_entities(rows, len(wanted), out_path, ("string",))
 
 
+def write_entity_ids_by_name(task_entities_path: str, out_path: str) -> dict[str, int]:
+    """The ids file of a corpus without pages (as :func:`pelt.linking.entities.write_entity_ids`
+    writes for Wikipedia): each resolved entity's QID as the task gave it and its task names as
+    aliases, so that the table finds it by either."""
+    qids: dict[str, str | None] = {}
+    names: dict[str, set[str]] = {}
+    for row in pq.read_table(task_entities_path, columns=["name", "qid", "entity_id"]).to_pylist():
+        entity_id = row["entity_id"]
+        if entity_id is not None:
+            qids[entity_id] = qids.get(entity_id) or row["qid"]
+            names.setdefault(entity_id, set()).update({row["name"]} - {entity_id})
+    ids = {e: (qids[e], sorted(names[e])) for e in qids}
+    table = pa.table(
+        {
+            "entity_id": pa.array(sorted(ids), pa.string()),
+            "qid": pa.array([ids[e][0] for e in sorted(ids)], pa.string()),
+            "aliases": pa.array([ids[e][1] for e in sorted(ids)], pa.list_(pa.string())),
+        }
+    )
+    Path(out_path).mkdir(parents=True, exist_ok=True)
+    partial_path = Path(out_path) / ".part-0.parquet.partial"  # hidden: readers skip it
+    pq.write_table(table, partial_path)
+    os.replace(partial_path, Path(out_path) / "part-0.parquet")
+    counts = {"entities": len(ids), "with_qid": sum(q is not None for q, _ in ids.values())}
+    for key, value in counts.items():
+        log.info("entity ids: %s = %d", key, value)
+    return counts
+
+
 def write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: Iterable[str]) -> dict[str, int]:
     """Write the rows atomically; return and log ``wanted``, ``duplicates`` and ``how_<rule>`` for
     each of ``hows``."""

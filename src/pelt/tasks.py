@@ -10,7 +10,9 @@ straight from the official files, in each dataset's own layout:
   often null) and the ParaRel subset (``sub_label`` only): the **subject** of each fact, the one
   entity a probe mentions (objects are predicted, never injected);
 - FewRel (``h``/``t`` = ``[name, id, positions]``) and Wiki80 (``h``/``t`` = ``{name, id, ...}``):
-  both the head and the tail of each instance.
+  both the head and the tail of each instance;
+- an entity list (the ``entities`` kind, a table with no evaluation): one entity a line, or a CSV
+  column, each a Wikipedia title, a Wikidata QID or a name (:func:`listed_entities`).
 
 The ``tasks:`` config mapping names the files (globs), keyed per task kind (:data:`pelt.registry.KINDS`);
 a task's kind is its ``kind`` field, else its key (so ``fewrel2: {kind: fewrel, ...}`` works).
@@ -20,10 +22,12 @@ training setting): its values are read.
 
 from __future__ import annotations
 
+import csv
 import glob
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +114,45 @@ def lama_entities(path: str) -> Iterator[EntityRef | None]:
         yield lama_subject(record)
 
 
+QID = re.compile(r"Q[1-9][0-9]*")
+
+
+def _listed(value: str, qid: str | None = None) -> EntityRef | None:
+    """An entity list's entry: a QID stands for itself (it resolves by QID; as a name it matches
+    nothing), anything else is a title or name."""
+    value, qid = value.strip(), (qid or "").strip() or None
+    if not value:
+        return (qid, qid) if qid else None
+    return (value, qid or (value if QID.fullmatch(value) else None))
+
+
+def listed_entities(path: str, column: str | None = None, qid_column: str | None = None) -> Iterator[EntityRef | None]:
+    """The entities of an entity list: one a line, or with ``column`` the named column of a CSV file
+    with a header (``qid_column``, when set, gives each row's QID too: a name to match in a corpus
+    without pages, an id that resolves on one with them); None for a blank entry.
+
+    A file that names no entity at all is an error: a table of nothing is never what was meant.
+    """
+    named = 0
+    with open(path, encoding="utf-8", newline="") as fh:
+        if column is None:
+            if qid_column is not None:
+                raise ValueError(f"{path}: qid_column {qid_column!r} needs column (the CSV column of the names)")
+            rows: Iterable[tuple[str, str | None]] = ((line, None) for line in fh)
+        else:
+            reader = csv.DictReader(fh)
+            for wanted in filter(None, (column, qid_column)):
+                if wanted not in (reader.fieldnames or []):
+                    raise ValueError(f"{path}: no column {wanted!r}; the header has {reader.fieldnames}")
+            rows = ((row[column] or "", row[qid_column] if qid_column else None) for row in reader)
+        for value, qid in rows:
+            entity = _listed(value, qid)
+            named += entity is not None
+            yield entity
+    if not named:
+        raise ValueError(f"{path}: names no entity (expected one title, QID or name a line, or a CSV column)")
+
+
 def domain_of(task: Mapping, key: str) -> str:
     """The domain whose table serves the files of ``key``: a FewRel task's training and validation
     files use its ``train_domain`` when it names one (FewRel 2.0 trains on Wikipedia instances)."""
@@ -128,12 +171,13 @@ def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[EntityRef]:
     for name, task in tasks.items():
         kind = kind_of(name, task)
         read = resolve(kind.entity_reader)
+        options = {key: task[key] for key in kind.reader_keys if task.get(key) is not None}
         for key in kind.data_keys:
             if key not in task or domain_of(task, key) != domain:
                 continue
             for path in expand_globs(task[key], f"tasks.{name}.{key}"):
                 skipped, before = 0, len(found)
-                for entity in read(path):
+                for entity in read(path, **options):
                     if entity is None:
                         skipped += 1
                     else:

@@ -130,6 +130,7 @@ def spark_params():
             dpath="spark/shuffle_partitions", within=config, default=None
         ),
         "split_bytes": lookup(dpath="spark/split_bytes", within=config, default=None),
+        "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
     }
 
 
@@ -159,6 +160,14 @@ def task_domains():
     )
 
 
+def table_domains():
+    """The domains that get tables: those some task uses, or with `sampling.entities: all`
+    every corpus (a table of everything linked, wanted by no task)."""
+    if lookup(dpath="sampling/entities", within=config) == "all":
+        return sorted(CORPORA)
+    return task_domains()
+
+
 def finetuning_results(names):
     """The result files of tasks: one per model, variant, setting and seed."""
     return [
@@ -175,9 +184,10 @@ def finetuning_results(names):
     ]
 
 
-def all_outputs():
+def result_outputs():
+    """Every output of a run but the stage-times figure, which reads the logs of their jobs."""
     outputs = []
-    for domain in task_domains():
+    for domain in table_domains():
         if domain not in CORPORA:
             raise WorkflowError(
                 f"tasks: domain {domain!r} is not one of corpora: {sorted(CORPORA)}"
@@ -195,13 +205,42 @@ def all_outputs():
     if "wiki80" in config["tasks"]:
         summaries.append("wiki80")
     outputs += expand(
-        "results/eval/summary/{summary}.{ext}", summary=summaries, ext=["csv", "md"]
+        "results/eval/summary/{summary}.{ext}",
+        summary=summaries,
+        ext=["csv", "md", "html"],
     )
+    figures = [s for s in summaries if s != "lama"] + ["frequencies"]
     if "lama" in config["tasks"]:
-        outputs.append("results/eval/report/lama_buckets.svg")
-    outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "svg"])
+        figures.append("lama_buckets")
+    if task_domains():  # how the task entities were linked; none asked, nothing to say
+        figures.append("coverage")
+        outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
+    outputs += expand("results/eval/report/{figure}.svg", figure=figures)
     outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
+    outputs.append("results/eval/report/headline.html")
     return outputs
+
+
+def all_outputs():
+    return result_outputs() + ["results/eval/report/stage_times.svg"]
+
+
+def headline_inputs(wildcards):
+    """The per-run results the landing page sums up: LAMA without and with the table, the norm
+    sweeps, and every fine-tuning run."""
+    lama = "lama" in config["tasks"]
+    return {
+        "lama": expand(
+            "results/eval/lama/{model}/{variant}.json",
+            model=MODELS if lama else [],
+            variant=VARIANTS,
+        ),
+        "sweeps": expand(
+            "results/eval/lama/{model}/norm_sweep.json", model=MODELS if lama else []
+        ),
+        "fewrel": finetuning_results(FEWREL_TASKS),
+        "wiki80": finetuning_results(["wiki80"] if "wiki80" in config["tasks"] else []),
+    }
 
 
 def expand_globs(patterns, key):
@@ -241,6 +280,7 @@ def task_entity_params(wildcards):
                 files = task[key]
                 files = list(files.values()) if isinstance(files, dict) else files
                 params[name][key] = expand_globs(files, f"tasks.{name}.{key}")
+        params[name].update({k: task[k] for k in kind.reader_keys if k in task})
         if kind.name == "fewrel":
             params[name]["train"] = fewrel_files(name)["train"]
     return params
@@ -305,6 +345,8 @@ def task_files(wildcards):
                 files += read["train"]
         elif kind == "wiki80":
             files += wiki80_every_file()
+        elif kind == "entities":
+            files += expand_globs(task["entities"], f"tasks.{name}.entities")
     return files
 
 
@@ -364,7 +406,7 @@ def input_quality_inputs(wildcards):
     the corpus (one per file), linking, task entities, sampling."""
     return [
         path
-        for domain in task_domains()
+        for domain in table_domains()
         for path in [
             *corpus_outputs(domain, "counts.json"),
             f"results/linking/{domain}/counts.json",
@@ -430,4 +472,57 @@ def check_finetuning_tasks():
         )
 
 
+def check_entities_are_named():
+    """On demand, the tables hold the entities the tasks name: with no task, there is nothing to build."""
+    if (
+        lookup(dpath="sampling/entities", within=config) == "on_demand"
+        and not task_domains()
+    ):
+        raise WorkflowError(
+            "tasks: none names an entity, so no table would be built; add tasks.entities (a list of"
+            " Wikipedia titles, QIDs or names) or set sampling.entities: all"
+        )
+
+
+check_entities_are_named()
 check_finetuning_tasks()
+
+
+DOWNLOAD = config.get("download", {})
+RELEASES = DOWNLOAD.get("files", {})
+ENWIKI_FILES = (
+    "|".join(re.escape(name) for name in DOWNLOAD.get("enwiki_files", [])) or NEVER
+)
+RELEASE_FILES = "|".join(re.escape(path) for path in RELEASES) or NEVER
+
+
+def download_targets():
+    """Every file the `download` config names: the dump's files (with its checksum list) and the releases."""
+    targets = [f"data/{path}" for path in RELEASES]
+    if "LAMA/data.zip" in RELEASES:
+        targets.append("data/LAMA/release")  # the tasks read the unpacked files
+    if "enwiki_date" in DOWNLOAD:
+        date = DOWNLOAD["enwiki_date"]
+        targets += [
+            f"data/enwiki/enwiki-{date}-{name}"
+            for name in ["sha1sums.txt", *DOWNLOAD["enwiki_files"]]
+        ]
+    return targets
+
+
+def enwiki_url(wildcards):
+    """A dump file's address: <mirror>/enwiki/<date>/enwiki-<date>-<name>."""
+    name = getattr(wildcards, "name", "sha1sums.txt")
+    mirror = DOWNLOAD["enwiki_mirror"].rstrip("/")
+    return f"{mirror}/enwiki/{wildcards.date}/enwiki-{wildcards.date}-{name}"
+
+
+def release(wildcards):
+    """URL and checksum (the strongest configured, or none) of a `download.files` entry."""
+    entry = RELEASES[wildcards.path]
+    algorithm = next((a for a in ("sha256", "sha1", "md5") if a in entry), "sha256")
+    return {
+        "url": entry["url"],
+        "checksum": entry.get(algorithm),
+        "algorithm": algorithm,
+    }

@@ -1,17 +1,72 @@
-# Models that do not come from a hub: the demo model, trained on the demo world's pretraining text.
+# The paper's data, fetched before a run, resumable and checksummed, one job per file, into data/
+# (config key `download`):  snakemake download --cores 4 --configfile config/paper.yaml
+# (the target first: --configfile takes several files and would read `download` as one).
 
 
-rule demo_model:
+rule download:
     input:
-        documents=lookup(dpath="demo_model/documents", within=config),
+        download_targets(),
+
+
+rule enwiki_checksums:
     output:
-        directory("results/models/demo"),
+        "data/enwiki/enwiki-{date}-sha1sums.txt",
     log:
-        "logs/models/demo.log",
+        "logs/download/enwiki-{date}-sha1sums.log",
     conda:
         "../../envs/torch.yaml"
-    threads: 2
     params:
-        settings={k: v for k, v in config["demo_model"].items() if k != "documents"},
+        url=enwiki_url,
+        checksum=None,
+        algorithm="sha1",
     script:
-        "../scripts/demo_model.py"
+        "../scripts/download.py"
+
+
+rule enwiki_file:
+    input:
+        sums="data/enwiki/enwiki-{date}-sha1sums.txt",
+    output:
+        "data/enwiki/enwiki-{date}-{name}",
+    log:
+        "logs/download/enwiki-{date}-{name}.log",
+    wildcard_constraints:
+        name=ENWIKI_FILES,
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        url=enwiki_url,
+        checksum=None,
+        algorithm="sha1",
+    script:
+        "../scripts/download.py"
+
+
+rule release_file:
+    output:
+        "data/{path}",
+    log:
+        "logs/download/{path}.log",
+    wildcard_constraints:
+        path=RELEASE_FILES,
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        url=lambda wildcards: release(wildcards)["url"],
+        checksum=lambda wildcards: release(wildcards)["checksum"],
+        algorithm=lambda wildcards: release(wildcards)["algorithm"],
+    script:
+        "../scripts/download.py"
+
+
+rule lama_release:
+    input:
+        "data/LAMA/data.zip",
+    output:
+        directory("data/LAMA/release"),
+    log:
+        "logs/download/LAMA-release.log",
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/extract_release.py"

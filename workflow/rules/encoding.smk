@@ -32,11 +32,12 @@ rule encode_shard:
 
 rule entity_table:
     input:
-        expand(
+        shards=expand(
             "results/tables/{{domain}}/{{model}}/shards/{shard}-of-{n}.parquet",
             shard=range(config["encoding"]["shards"]),
             n=config["encoding"]["shards"],
         ),
+        ids="results/linking/{domain}/ids",
     output:
         "results/tables/{domain}/{model}/table.parquet",
     log:

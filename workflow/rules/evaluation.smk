@@ -1,6 +1,6 @@
 # Evaluation: LAMA P@1 for each model, without (baseline) and with (pelt) the table; the norm sweep;
-# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed; the
-# report's figures and tables (coverage, input quality).
+# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed; their
+# summary tables (CSV, Markdown, and HTML for the report). The report's figures: report.smk.
 
 
 rule lama:
@@ -70,12 +70,13 @@ rule lama_summary:
             variant=LAMA_VARIANTS,
         ),
     output:
-        csv=report(
-            "results/eval/summary/lama.csv",
+        csv="results/eval/summary/lama.csv",
+        md="results/eval/summary/lama.md",
+        html=report(
+            "results/eval/summary/lama.html",
             caption="../report/lama.rst",
             category="LAMA",
         ),
-        md="results/eval/summary/lama.md",
     log:
         "logs/eval/summary/lama.log",
     localrule: True
@@ -108,12 +109,13 @@ rule norm_sweep_summary:
     input:
         expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
     output:
-        csv=report(
-            "results/eval/summary/norm_sweep.csv",
+        csv="results/eval/summary/norm_sweep.csv",
+        md="results/eval/summary/norm_sweep.md",
+        html=report(
+            "results/eval/summary/norm_sweep.html",
             caption="../report/norm_sweep.rst",
             category="LAMA",
         ),
-        md="results/eval/summary/norm_sweep.md",
     log:
         "logs/eval/summary/norm_sweep.log",
     localrule: True
@@ -188,12 +190,13 @@ rule finetuning_summary:
             FEWREL_TASKS if wildcards.summary == "fewrel" else ["wiki80"]
         ),
     output:
-        csv=report(
-            "results/eval/summary/{summary}.csv",
+        csv="results/eval/summary/{summary}.csv",
+        md="results/eval/summary/{summary}.md",
+        html=report(
+            "results/eval/summary/{summary}.html",
             caption="../report/finetuning.rst",
             category="Fine-tuning",
         ),
-        md="results/eval/summary/{summary}.md",
     log:
         "logs/eval/summary/{summary}.log",
     wildcard_constraints:
@@ -203,74 +206,3 @@ rule finetuning_summary:
         "../../envs/torch.yaml"
     script:
         "../scripts/finetuning_summary.py"
-
-
-rule lama_bucket_plot:
-    input:
-        expand(
-            "results/eval/lama/{model}/{variant}.json",
-            model=MODELS,
-            variant=LAMA_VARIANTS,
-        ),
-    output:
-        report(
-            "results/eval/report/lama_buckets.svg",
-            caption="../report/lama_buckets.rst",
-            category="LAMA",
-        ),
-    log:
-        "logs/eval/report/lama_buckets.log",
-    localrule: True
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/lama_bucket_plot.py"
-
-
-rule coverage:
-    input:
-        unpack(coverage_inputs),
-    output:
-        csv=report(
-            "results/eval/report/coverage.csv",
-            caption="../report/coverage.rst",
-            category="Linking",
-        ),
-        svg=report(
-            "results/eval/report/coverage.svg",
-            caption="../report/coverage.rst",
-            category="Linking",
-        ),
-    log:
-        "logs/eval/report/coverage.log",
-    localrule: True
-    conda:
-        "../../envs/torch.yaml"
-    params:
-        domains=task_domains(),
-        tables=COVERAGE_TABLES,
-    script:
-        "../scripts/coverage.py"
-
-
-rule input_quality:
-    input:
-        input_quality_inputs,
-    output:
-        csv=report(
-            "results/eval/report/input_quality.csv",
-            caption="../report/input_quality.rst",
-            category="Input quality",
-        ),
-        html=report(
-            "results/eval/report/input_quality.html",
-            caption="../report/input_quality.rst",
-            category="Input quality",
-        ),
-    log:
-        "logs/eval/report/input_quality.log",
-    localrule: True
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/input_quality.py"

@@ -54,3 +54,23 @@ rule link_strings:
         ner_model=lookup(dpath="linking/ner_model", within=config, default=None),
     script:
         "../scripts/link_strings.py"
+
+
+# The ids users hold for each entity (QID, redirect titles, link texts), carried by the tables.
+rule entity_ids:
+    input:
+        aliases="results/linking/{domain}/aliases",
+        pages=domain_corpus("pages"),
+    output:
+        directory("results/linking/{domain}/ids"),
+    log:
+        "logs/entity_ids/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("wikipedia"),
+    conda:
+        "../../envs/spark.yaml"
+    threads: lookup(dpath="spark/threads", within=config)
+    params:
+        spark=spark_params(),
+    script:
+        "../scripts/entity_ids.py"

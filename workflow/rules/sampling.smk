@@ -19,6 +19,7 @@ rule sample_mentions:
         on_demand=lookup(dpath="sampling/entities", within=config) == "on_demand",
         max_per_entity=lookup(dpath="sampling/max_sentences_per_entity", within=config),
         seed=lookup(dpath="sampling/seed", within=config),
+        min_frequency=lookup(dpath="sampling/min_frequency", within=config),
         pool=lookup(dpath="sampling/sentence_tokens", within=config, default=None),
     script:
         "../scripts/sample_mentions.py"

@@ -40,3 +40,19 @@ rule task_entities_by_name:
         tasks=task_entity_params,
     script:
         "../scripts/task_entities_by_name.py"
+
+
+rule entity_ids_by_name:
+    input:
+        "results/task_entities/{domain}/task_entities.parquet",
+    output:
+        directory("results/linking/{domain}/ids"),
+    log:
+        "logs/entity_ids/{domain}.log",
+    wildcard_constraints:
+        domain=domains_of_kind("s2orc"),
+    localrule: True
+    conda:
+        "../../envs/spark.yaml"
+    script:
+        "../scripts/entity_ids_by_name.py"

@@ -10,5 +10,5 @@ write_coverage(
     dict(zip(snakemake.params.domains, snakemake.input.task_entities)),
     dict(zip(map(tuple, snakemake.params.tables), snakemake.input.tables)),
     snakemake.output.csv,
-    snakemake.output.svg,
+    snakemake.output.html,
 )

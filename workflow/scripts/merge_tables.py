@@ -1,4 +1,5 @@
-"""Snakemake job: merge the shard tables of a model into its entity table (sums add)."""
+"""Snakemake job: merge the shard tables of a model into its entity table (sums add), with each
+entity's QID and aliases."""
 
 from pelt.logs import start_job
 
@@ -6,4 +7,4 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.table import merge_tables
 
-merge_tables(list(snakemake.input), snakemake.output[0])
+merge_tables(list(snakemake.input.shards), snakemake.output[0], ids=snakemake.input.ids)

@@ -19,6 +19,7 @@ write_counts(
         wanted=(resolved_entity_ids(snakemake.input.task_entities) if snakemake.params.on_demand else None),
         max_per_entity=snakemake.params.max_per_entity,
         seed=snakemake.params.seed,
+        min_frequency=snakemake.params.min_frequency,
         pool=(SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if (pool := snakemake.params.pool) else None),
     ),
     stage=snakemake.rule,

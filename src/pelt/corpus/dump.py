@@ -13,9 +13,10 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import BinaryIO
 
-from tqdm import tqdm
+from pelt.logs import progress
 
 logger = logging.getLogger(__name__)
 
@@ -31,19 +32,28 @@ class DumpPage:
     title: str
     redirect_to: str | None
     text: str
+    revision_id: int | None = None  # orders duplicate titles: the highest is the latest edit
+    text_deleted: bool = False  # ``<text deleted="deleted"/>``: the revision's text was suppressed
 
 
 @dataclass
 class DumpStats:
     """What a dump reader saw; a generator cannot return it, so the caller passes one in.
 
-    ``errors`` holds one message per read or parse error (truncated bz2, malformed XML); reading
-    stops at such an error but every page completed before it has been yielded.
+    ``errors`` holds one message per read or parse error (truncated or corrupt bz2, malformed XML);
+    reading stops at such an error but every page completed before it has been yielded, and what
+    the stop lost is counted where it can be known: the page it cut (``cut_pages``) and the input
+    bytes never read (``bytes_unread``). Pages inside those bytes cannot be counted: nothing says
+    how many there were.
     """
 
     pages: int = 0
+    pages_started: int = 0  # <page> start tags seen: pages + bad_pages + cut_pages
     bad_pages: list[str] = field(default_factory=list)
+    cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages a read error cut
     errors: list[str] = field(default_factory=list)
+    bytes_unread: int = 0  # input bytes (compressed for bz2) after the point where reading stopped
+    trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
     bad_utf8: int = 0  # bytes that were not UTF-8, each replaced by U+FFFD
     bad_xml_chars: int = 0  # characters (or character references) XML forbids, each replaced by U+FFFD
 
@@ -116,13 +126,15 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
     if "title" not in fields or "id" not in fields:
         raise ValueError("page without <title> or <id>")
     redirect = fields.get("redirect")
-    text = ""
+    text, deleted, revision_id = "", False, None
     revision = fields.get("revision")
     if revision is not None:
-        for child in revision:
-            if _local(child.tag) == "text":
-                text = child.text or ""
-                break
+        parts = {_local(child.tag): child for child in revision}
+        if "text" in parts:
+            text = parts["text"].text or ""
+            deleted = parts["text"].get("deleted") is not None
+        if "id" in parts:
+            revision_id = int((parts["id"].text or "").strip())
     ns_elem = fields.get("ns")
     return DumpPage(
         page_id=int((fields["id"].text or "").strip()),
@@ -130,6 +142,8 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
         title=fields["title"].text or "",
         redirect_to=redirect.get("title") if redirect is not None else None,
         text=text,
+        revision_id=revision_id,
+        text_deleted=deleted,
     )
 
 
@@ -145,16 +159,21 @@ def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool
     """
     parser = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None
+    opened: ET.Element | None = None  # the <page> started and not yet finished, if any
 
     def drain() -> Iterator[DumpPage]:
-        nonlocal root
+        nonlocal root, opened
         for event, elem in parser.read_events():
             if event == "start":
                 if root is None:
                     root = elem
+                elif _local(elem.tag) == "page":
+                    stats.pages_started += 1
+                    opened = elem
                 continue
             if _local(elem.tag) != "page":
                 continue
+            opened = None
             try:
                 page = _page_from_element(elem)
             except ValueError as exc:
@@ -178,60 +197,144 @@ def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool
         yield from drain()
     except (ET.ParseError, EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
-        logger.error("dump read stopped after %d pages: %s: %s", stats.pages, type(exc).__name__, exc)
+        cut = ""
+        if opened is not None:  # its title, when the bytes before the error held it
+            cut = next((c.text or "?" for c in opened if _local(c.tag) == "title"), "?")
+            stats.cut_pages.append(cut)
+        logger.error(
+            "dump read stopped after %d pages%s: %s: %s",
+            stats.pages,
+            f", in page {cut!r}" if opened is not None else "",
+            type(exc).__name__,
+            exc,
+        )
     if stats.bad_utf8:
         logger.warning("%d bytes that are not UTF-8 replaced by U+FFFD", stats.bad_utf8)
     if stats.bad_xml_chars:
         logger.warning("%d characters that XML forbids replaced by U+FFFD", stats.bad_xml_chars)
 
 
-def _open_dump(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a dump file as decompressed bytes; bz2 is recognised by its magic, not its name."""
+_BZ2_PIECE = 1 << 16  # compressed bytes per decompress call: an error loses what this piece had decompressed
+
+
+def is_bz2(path: str | os.PathLike[str]) -> bool:
+    """Whether a file is bz2, by its magic, not its name."""
     with open(path, "rb") as fh:
-        magic = fh.read(3)
-    return bz2.open(path, "rb") if magic == b"BZh" else open(path, "rb")
+        return fh.read(3) == b"BZh"
 
 
-def _read_chunks(fh: BinaryIO) -> Iterator[bytes]:
-    """Decompressed chunks; ``read1`` returns what one read produced, so a truncated bz2 loses
-    nothing that was decompressed before the break (``read`` would drop its partial result)."""
-    read = getattr(fh, "read1", fh.read)
-    while chunk := read(_CHUNK):
-        yield chunk
+class _DumpFile:
+    """A dump file's bytes, decompressed when it is bz2 (recognised by its magic, not its name),
+    with the position reached in the file, so that a read that stops can say how much it never read.
+
+    bz2 is decoded here rather than by ``bz2.open``, which stops silently at bytes after the last
+    stream that are not bz2 (``trailing_bytes`` here, counted) and cannot say where it stopped.
+    """
+
+    def __init__(self, fh: BinaryIO, stats: DumpStats) -> None:
+        self.fh, self.stats = fh, stats
+        self.size = os.fstat(fh.fileno()).st_size
+        self.position = 0  # bytes of the file consumed
+
+    def chunks(self) -> Iterator[bytes]:
+        magic = self.fh.read(3)
+        self.fh.seek(0)
+        if magic != b"BZh":
+            while chunk := self.fh.read(_CHUNK):
+                self.position += len(chunk)
+                yield chunk
+            return
+        yield from self._bz2_chunks()
+
+    def _bz2_chunks(self) -> Iterator[bytes]:
+        decomp = bz2.BZ2Decompressor()
+        stream_start, data = 0, b""
+        while True:
+            if not data:
+                data = self.fh.read(_BZ2_PIECE)
+                if not data:
+                    if not decomp.eof:
+                        raise EOFError(
+                            f"bz2 stream from byte {stream_start} cut short: the file ends at byte {self.size}"
+                        )
+                    return
+            if decomp.eof:  # between streams: another stream, or bytes that are not bz2
+                data = self._more(data)
+                if not data.startswith(b"BZh"):
+                    self.stats.trailing_bytes = self.size - self.position
+                    logger.warning(
+                        "%d bytes after the last bz2 stream are not bz2: not read", self.stats.trailing_bytes
+                    )
+                    self.position = self.size
+                    return
+                decomp, stream_start = bz2.BZ2Decompressor(), self.position
+            try:
+                out = decomp.decompress(data)
+            except OSError as exc:
+                raise OSError(
+                    f"corrupt bz2 data between bytes {self.position} and {self.position + len(data)}: {exc}"
+                ) from exc
+            used = len(data) - len(decomp.unused_data) if decomp.eof else len(data)
+            self.position += used
+            data = data[used:]
+            if out:
+                yield out
+
+    def _more(self, data: bytes) -> bytes:
+        """``data`` extended until it can show a bz2 magic (3 bytes) or the file ends."""
+        while len(data) < 3 and (more := self.fh.read(_BZ2_PIECE)):
+            data += more
+        return data
 
 
 def iter_dump_pages(source: str | os.PathLike[str] | BinaryIO, stats: DumpStats | None = None) -> Iterator[DumpPage]:
     """Stream the pages of a ``pages-articles*.xml[.bz2]`` file (path) or of a binary XML stream.
 
     Never holds more than one page in memory. Pass ``stats`` to learn how many pages were read and
-    which errors stopped the read (a truncated bz2 keeps every page before the break).
+    which errors stopped the read (a truncated bz2 keeps every page before the break); for a path,
+    also how many bytes of the file a stop left unread and how many appended bytes were not bz2.
     """
     stats = stats if stats is not None else DumpStats()
-    if isinstance(source, (str, os.PathLike)):
-        with _open_dump(source) as fh:
-            yield from iter_pages_from_chunks(_read_chunks(fh), stats)
-    else:
-        yield from iter_pages_from_chunks(_read_chunks(source), stats)
+    if not isinstance(source, (str, os.PathLike)):
+        read = getattr(source, "read1", source.read)  # read1: a truncated bz2 keeps what it decompressed
+        yield from iter_pages_from_chunks(iter(partial(read, _CHUNK), b""), stats)
+        return
+    with open(source, "rb") as fh:
+        dump = _DumpFile(fh, stats)
+        yield from iter_pages_from_chunks(dump.chunks(), stats)
+        stats.bytes_unread = dump.size - dump.position if stats.errors else 0
+        if stats.bytes_unread:
+            logger.error("%d of %d bytes of %s not read", stats.bytes_unread, dump.size, source)
 
 
-def _iter_streams(fh: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+def _iter_streams(fh: BinaryIO, start: int, end: int, stats: DumpStats) -> Iterator[bytes]:
     """Decompressed bytes of the bz2 streams in ``fh[start:end]`` that hold ``<page>`` elements.
 
     A multistream dump's first stream is the ``<mediawiki><siteinfo>`` header and its last the
     closing ``</mediawiki>``; skipping streams that do not start with ``<page`` lets every range
     parse as a list of bare pages. Output is yielded as it is decompressed, so a stream cut short
-    still gives the pages before the cut.
+    still gives the pages before the cut. Bytes after the last stream that are not bz2 are counted
+    (``stats.trailing_bytes``), not read.
     """
     fh.seek(start)
     remaining = end - start
     data = b""
     while data or remaining > 0:
+        while len(data) < 3 and remaining > 0 and (more := fh.read(min(_BZ2_PIECE, remaining))):
+            remaining -= len(more)
+            data += more
+        if not data:
+            raise EOFError(f"the file ends at byte {fh.tell()}, before the range's end {end}")
+        if not data.startswith(b"BZh"):
+            stats.trailing_bytes = len(data) + remaining
+            logger.warning("%d bytes after the last bz2 stream are not bz2: not read", stats.trailing_bytes)
+            return
         decomp = bz2.BZ2Decompressor()
         head = b""  # start of the stream, until it shows whether it holds pages
         keep: bool | None = None
         while not decomp.eof:
             if not data:
-                data = fh.read(min(_CHUNK, remaining)) if remaining > 0 else b""
+                data = fh.read(min(_BZ2_PIECE, remaining)) if remaining > 0 else b""
                 remaining -= len(data)
                 if not data:
                     raise EOFError(f"bz2 stream cut short at byte {end - remaining} (truncated file or range)")
@@ -255,7 +358,10 @@ def iter_multistream_pages(
     """Pages of the bz2 streams in bytes ``[start, end)`` of a multistream dump (see ``multistream_ranges``)."""
     stats = stats if stats is not None else DumpStats()
     with open(path, "rb") as fh:
-        yield from iter_pages_from_chunks(_iter_streams(fh, start, end), stats, wrap=True)
+        yield from iter_pages_from_chunks(_iter_streams(fh, start, end, stats), stats, wrap=True)
+        stats.bytes_unread = max(0, end - fh.tell()) if stats.errors else 0
+        if stats.bytes_unread:
+            logger.error("%d of %d bytes of %s[%d:%d] not read", stats.bytes_unread, end - start, path, start, end)
 
 
 _MULTISTREAM = re.compile(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$")
@@ -283,7 +389,7 @@ def multistream_ranges(path: str, index_path: str, target_bytes: int) -> list[tu
     offsets: set[int] = set()
     with bz2.open(index_path, "rt", encoding="utf-8") as fh:
         # One line per page: ~20M for English Wikipedia, read on the driver before any task starts.
-        for line in tqdm(fh, desc=f"index {os.path.basename(index_path)}", unit=" pages", mininterval=10):
+        for line in progress(fh, f"index {os.path.basename(index_path)}", unit="pages"):
             head = line.split(":", 1)[0]
             if head.isdigit():
                 offsets.add(int(head))
@@ -299,3 +405,219 @@ def multistream_ranges(path: str, index_path: str, target_bytes: int) -> list[tu
             begin = offset
     ranges.append((begin, size))
     return ranges
+
+
+# --- any bz2 dump in parallel: split at bz2 block boundaries -----------------------------------------
+#
+# A bz2 stream is a 4-byte header ("BZh" and the block size) and blocks, each opened by a 48-bit
+# magic and its CRC and NOT aligned to bytes, then a 48-bit end magic and the CRC of the stream.
+# Every block decodes alone (bzip2 resets its state at each one; pbzip2 and Hadoop read them so),
+# so a task can take the blocks that start in its byte range of the file: it finds them by their
+# magic at any bit offset and decodes each as a one-block stream of its own, with a header before
+# it and the end magic and CRC after it. No index and no recompression are needed, and the same
+# works for multistream dumps without their index.
+
+_BLOCK_MAGIC = 0x314159265359  # pi
+_END_MAGIC = 0x177245385090  # sqrt(pi)
+_MAGIC_MASK = (1 << 48) - 1
+
+
+def _magic_keys() -> list[tuple[bytes, int, int]]:
+    """(the 5 bytes that any copy of the magic at bit shift ``s`` fully covers, s, magic) per magic and shift.
+
+    A magic at bit ``s`` of a byte fills bytes 1-5 of the 7-byte window from that byte: those 5 bytes
+    are searched with ``bytes.find`` (C speed), the window's remaining bits checked after.
+    """
+    return [
+        ((magic << (8 - shift)).to_bytes(7, "big")[1:6], shift, magic)
+        for magic in (_BLOCK_MAGIC, _END_MAGIC)
+        for shift in range(8)
+    ]
+
+
+_MAGIC_KEYS = _magic_keys()
+
+
+def bz2_markers(fh: BinaryIO, start_bit: int = 0) -> Iterator[tuple[int, bool]]:
+    """``(bit offset, is_block)`` of each block magic (True) and end-of-stream magic (False) at or
+    after ``start_bit``, in file order.
+
+    The compressed bits between them can copy a magic by chance: about once in 2^47 bit offsets,
+    once per 20 TB of bz2. :func:`iter_bz2_blocks` absorbs such a false marker.
+    """
+    base = max(start_bit // 8 - 1, 0)  # byte offset of data[0]: the window starts a byte before the key
+    fh.seek(base)
+    data = b""
+    while chunk := fh.read(_CHUNK):
+        data += chunk
+        found = []
+        last_window = len(data) - 7
+        for key, shift, magic in _MAGIC_KEYS:
+            at = data.find(key, 1)
+            while at != -1 and at - 1 <= last_window:
+                window = int.from_bytes(data[at - 1 : at + 6], "big")
+                bit = (base + at - 1) * 8 + shift
+                if (window >> (8 - shift)) & _MAGIC_MASK == magic and bit >= start_bit:
+                    found.append((bit, magic == _BLOCK_MAGIC))
+                at = data.find(key, at + 1)
+        yield from sorted(found)
+        keep = min(len(data), 6)  # windows starting in the last 6 bytes are checked with the next chunk
+        base += len(data) - keep
+        data = data[len(data) - keep :]
+
+
+def _decode_block(fh: BinaryIO, begin_bit: int, end_bit: int) -> bytes:
+    """The decompressed bytes of the bz2 block in bits ``[begin_bit, end_bit)`` of ``fh``.
+
+    The block's bits are shifted to a byte boundary behind a ``BZh9`` header (9: the largest
+    block size, which any block fits) and followed by the end magic and a stream CRC, which for a
+    one-block stream is the block's own CRC (the 32 bits after its magic). OSError when the bits do
+    not decode (a cut or corrupt block, or a false marker).
+    """
+    first, last = begin_bit // 8, (end_bit + 7) // 8
+    fh.seek(first)
+    raw = fh.read(last - first)
+    n_bits = end_bit - begin_bit
+    if len(raw) < last - first or n_bits < 80:
+        raise OSError(f"bz2 block at bit {begin_bit} cut short")
+    block = (int.from_bytes(raw, "big") >> (last * 8 - end_bit)) & ((1 << n_bits) - 1)
+    crc = (block >> (n_bits - 80)) & 0xFFFFFFFF
+    total = n_bits + 80
+    pad = -total % 8
+    stream = ((((block << 48) | _END_MAGIC) << 32 | crc) << pad).to_bytes((total + pad) // 8, "big")
+    decompressor = bz2.BZ2Decompressor()
+    out = decompressor.decompress(b"BZh9" + stream)
+    if not decompressor.eof:
+        raise OSError(f"bz2 block at bit {begin_bit} does not end where the next marker starts")
+    return out
+
+
+def iter_bz2_blocks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[bool, bytes]]:
+    """``(owned, decompressed bytes)`` of the bz2 blocks from the first that starts at or after byte
+    ``start`` to the end of the file; ``owned``: the block starts before byte ``end``.
+
+    A block ends where the next marker starts; one that does not decode there is tried up to the
+    marker after (the one between was false, found inside the block's bits). A range whose first
+    marker starts no block that decodes passes over it (at most twice: a false marker, not a corrupt
+    file). Anything else is an OSError, or an EOFError when the file ends inside a block: the caller
+    keeps what came before.
+    """
+    with open(path, "rb") as scan, open(path, "rb") as fh:
+        file_bits = os.fstat(fh.fileno()).st_size * 8
+        markers = bz2_markers(scan, start * 8)
+        pending: list[tuple[int, bool]] = []  # markers read ahead and not used yet, in order
+
+        def next_marker() -> tuple[int, bool] | None:
+            return pending.pop(0) if pending else next(markers, None)
+
+        passed_over = 0
+        yielded = False
+        begin = next_marker()
+        while begin is not None:
+            if not begin[1]:  # an end of stream: the next stream's first block follows
+                begin = next_marker()
+                continue
+            ahead = [marker for marker in (next_marker(), next_marker()) if marker is not None]
+            out = None
+            for tried, stop in enumerate([bit for bit, _ in ahead] or [file_bits]):
+                try:
+                    out = _decode_block(fh, begin[0], stop)
+                except OSError:
+                    continue
+                pending = ahead[tried + 1 :] + pending
+                break
+            if out is None:
+                if not ahead:
+                    raise EOFError(f"bz2 block at byte {begin[0] // 8} cut short (truncated file)")
+                if not yielded and passed_over < 2:
+                    logger.warning("bit %d: a bz2 block magic that starts no block, passed over", begin[0])
+                    passed_over += 1
+                    pending = ahead[1:] + pending
+                    begin = ahead[0]
+                    continue
+                raise OSError(f"bz2 block at byte {begin[0] // 8} does not decode (corrupt file)")
+            yield begin[0] < end * 8, out
+            yielded = True
+            begin = ahead[tried] if ahead else None
+
+
+def _owned_pages(blocks: Iterable[tuple[bool, bytes]]) -> Iterator[bytes]:
+    """The bytes of the ``<page>`` elements whose start tag begins in the owned blocks.
+
+    A range's text starts and ends inside pages: it begins at the first ``<page>`` of its owned
+    blocks and runs, through the blocks after them, to the first ``<page>`` (or ``</mediawiki>``)
+    that begins after them, where the next range's pages begin. So every page is read by exactly
+    one range, whole. Dumps escape ``<`` in text, so the tags cannot occur inside a page's text.
+    """
+    owned_end = 0  # offset, in this range's decompressed bytes, where the owned blocks end
+    offset = 0  # offset of ``buffer[0]``
+    buffer = b""
+    started = False
+    try:
+        for owned, out in blocks:
+            if owned:
+                owned_end += len(out)
+            buffer += out
+            if not started:
+                at = buffer.find(b"<page>")
+                if at == -1 or offset + at >= owned_end:
+                    if not owned or at != -1:
+                        return  # no page begins in the owned blocks
+                    tail = buffer[-5:]  # a start tag cut by the block boundary
+                    offset += len(buffer) - len(tail)
+                    buffer = tail
+                    continue
+                started = True
+                offset += at
+                buffer = buffer[at:]
+            # The next range's first page begins after the owned blocks; the dump's end may be in them.
+            stops = [buffer.find(b"<page>", max(owned_end - offset, 0)), buffer.find(b"</mediawiki>")]
+            stop = min((at for at in stops if at >= 0), default=-1)
+            if stop != -1:
+                yield buffer[:stop]
+                return
+            keep = len(b"</mediawiki>") - 1  # a tag cut by the block boundary is found with the next block
+            cut = max(len(buffer) - keep, 1)
+            yield buffer[:cut]
+            offset += cut
+            buffer = buffer[cut:]
+    except (OSError, EOFError):  # the pages read before a cut or corrupt block are kept
+        if started:
+            yield buffer
+        raise
+    if started and buffer:
+        yield buffer
+
+
+def iter_bz2_range_pages(
+    path: str | os.PathLike[str], start: int, end: int, stats: DumpStats | None = None
+) -> Iterator[DumpPage]:
+    """Pages whose ``<page>`` tag begins in the bz2 blocks that start in bytes ``[start, end)`` of
+    any bz2 dump (single stream, or multistream without its index); see :func:`bz2_block_ranges`."""
+    stats = stats if stats is not None else DumpStats()
+    yield from iter_pages_from_chunks(_owned_pages(iter_bz2_blocks(path, start, end)), stats, wrap=True)
+
+
+def bz2_block_ranges(path: str | os.PathLike[str], target_bytes: int) -> list[tuple[int, int]]:
+    """Byte ranges of about ``target_bytes`` covering a bz2 file, for :func:`iter_bz2_range_pages`.
+
+    Only the file size is needed: each task finds its own blocks, so the driver reads nothing.
+    """
+    size = os.path.getsize(path)
+    starts = list(range(0, size, max(target_bytes, 1))) or [0]
+    return [(begin, min(begin + target_bytes, size)) for begin in starts[:-1]] + [(starts[-1], size)]
+
+
+def is_multistream(path: str | os.PathLike[str], probe_bytes: int = _CHUNK) -> bool:
+    """Whether a bz2 file holds a second stream within its first ``probe_bytes``: a multistream
+    dump's first stream is its small ``<siteinfo>`` header."""
+    decompressor = bz2.BZ2Decompressor()
+    with open(path, "rb") as fh:
+        data = fh.read(probe_bytes)
+    try:
+        decompressor.decompress(data, max_length=1 << 20)
+        while not decompressor.eof and not decompressor.needs_input:
+            decompressor.decompress(b"", max_length=1 << 20)
+    except (OSError, EOFError):
+        return False
+    return decompressor.eof and decompressor.unused_data.startswith(b"BZh")

@@ -6,8 +6,12 @@ spread over all cores or all executors. Dump paths must be readable by the execu
 path for ``local[N]``, a shared file system on a cluster).
 
 Every page becomes exactly one row: a page, or a skip row that says why (``skip``) and what
-(``detail``). Counts come from those rows, not from accumulators, so a retried task cannot count
-twice and nothing is dropped without a trace.
+(``detail``); so does each page a read error cut, and what a dump file lost to a read error or
+held after its last bz2 stream is a row with its byte count (``amount``). Counts come from those
+rows, not from accumulators, so a retried task cannot count twice and nothing is dropped without a
+trace. Of pages with the same title the one with the highest revision id is kept (the latest edit:
+the page that holds the title now, when one was moved over another while the dump was written),
+the others are counted as ``duplicate_title``; within one corpus job, that is one dump file.
 
 The workflow runs one corpus job per file, so that a new dump file is parsed alone; a file that
 gives no document is a counted skip there (``files_without_documents``), and the stages after
@@ -18,6 +22,7 @@ domain whose files hold no document at all is an error.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import signal
 import threading
@@ -25,11 +30,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import NamedTuple
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from pelt.corpus.documents import (
     LINK_TYPE,
@@ -41,6 +48,10 @@ from pelt.corpus.documents import (
 from pelt.corpus.dump import (
     DumpPage,
     DumpStats,
+    bz2_block_ranges,
+    is_bz2,
+    is_multistream,
+    iter_bz2_range_pages,
     iter_dump_pages,
     iter_multistream_pages,
     multistream_index_path,
@@ -55,7 +66,9 @@ from pelt.corpus.wikitext import (
 
 logger = logging.getLogger(__name__)
 
-# it came from.
+# What the parsing tasks emit: a page (skip is null) or a skipped page / read error, the file it
+# came from, the page's revision id (duplicate titles), how much the row counts (1, or bytes) and
+# an id (which of two identical pages is kept).
 _PAGE_ROWS = T.StructType(
     [
         *PAGES_SCHEMA.fields[:-1],
@@ -64,17 +77,27 @@ _PAGE_ROWS = T.StructType(
         T.StructField("skip", T.StringType()),
         T.StructField("detail", T.StringType()),
         T.StructField("file", T.StringType()),
+        T.StructField("revision_id", T.LongType()),
+        T.StructField("amount", T.LongType()),
+        T.StructField("row", T.LongType()),
     ]
 )
-# Why a page or a piece of a dump produced no output row.
-WIKIPEDIA_SKIP_REASONS = (
+# Why a <page> of a dump produced no page: each is counted as ``skipped_<reason>``, and with the
+# pages they make ``pages_read``, every <page> the reader met.
+PAGE_SKIP_REASONS = (
     "other_namespace",
     "bad_redirect",
+    "text_deleted",  # <text deleted="deleted"/>: the revision's text was suppressed
+    "no_text",  # empty or blank <text>
+    "no_visible_text",  # wikitext that shows nothing (only templates, comments, ...): not an empty article
     "wikitext_error",
     "wikitext_timeout",
-    "bad_page",
-    "dump_error",
+    "bad_page",  # no <title> or <id>, or an unreadable one
+    "page_cut",  # started, then a read error ended the file
+    "duplicate_title",
 )
+# What a read error cost beyond the pages: the errors, and bytes of the file never read.
+WIKIPEDIA_SKIP_REASONS = (*PAGE_SKIP_REASONS, "dump_error", "unread_bytes", "trailing_bytes")
 # A page whose wikitext is still being read after this many seconds is skipped and counted, so
 # that no page can cost a task (the conversion is linear in the page; this is the safety net).
 PAGE_SECONDS = 60.0
@@ -108,25 +131,60 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 DEFAULT_SPLIT_BYTES = 32 << 20  # compressed bytes per task for multistream dumps
 
-WorkItem = tuple[str, int | None, int | None]
+# A bz2 range smaller than a block (up to ~900 KB of text, ~250 KB compressed) would give tasks
+# that only look for a block start.
+MIN_BLOCK_RANGE_BYTES = 1 << 20
+
+
+class WorkItem(NamedTuple):
+    """One task of the corpus stage: a whole file (no range), a byte range of whole bz2 streams of a
+    multistream dump with its index (``streams``), or a byte range of bz2 blocks (``blocks``)."""
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+    reader: str = "streams"
 
 
 def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[WorkItem]:
-    """One ``(path, start, end)`` per byte range of a multistream dump, ``(path, None, None)`` per other file."""
+    """The tasks of the corpus stage: about ``split_bytes`` of compressed dump each.
+
+    A multistream dump with its index is split at the streams the index lists; any other bz2 dump
+    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.dump.bz2_block_ranges`),
+    which each task finds for itself; an uncompressed or small file is one task.
+    """
     items: list[WorkItem] = []
     for path in paths:
         index = multistream_index_path(path)
-        if index is None:
-            items.append((path, None, None))
-            continue
-        ranges = multistream_ranges(path, index, split_bytes)
-        logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
-        items.extend((path, start, end) for start, end in ranges)
+        if index is not None:
+            ranges = multistream_ranges(path, index, split_bytes)
+            logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
+            items.extend(WorkItem(path, start, end) for start, end in ranges)
+        elif is_bz2(path) and os.path.getsize(path) > split_bytes:
+            ranges = bz2_block_ranges(path, max(split_bytes, MIN_BLOCK_RANGE_BYTES))
+            logger.info("%s: bz2 without index, %d ranges of bz2 blocks of ~%d bytes", path, len(ranges), split_bytes)
+            items.extend(WorkItem(path, start, end, "blocks") for start, end in ranges)
+        else:
+            items.append(WorkItem(path))
     return items
+
+
+def multistream_without_index(paths: Iterable[str]) -> list[str]:
+    """The multistream dumps without their ``-index.txt.bz2`` beside them, each a logged warning:
+    they are read in parallel all the same (by bz2 blocks), but the index was probably meant to be there."""
+    unindexed = [path for path in paths if not multistream_index_path(path) and is_bz2(path) and is_multistream(path)]
+    for path in unindexed:
+        logger.warning("%s: a multistream dump without its -index.txt.bz2 beside it; split by bz2 blocks instead", path)
+    return unindexed
 
 
 def _skip_row(reason: str, detail: str, page_id: int | None = None, title: str | None = None) -> tuple:
     return (page_id, title, None, None, None, None, None, reason, detail)
+
+
+def _amount_row(reason: str, amount: int, detail: str, path: str) -> tuple:
+    """A row that counts ``amount`` (bytes, characters) of a file rather than one page."""
+    return (*_skip_row(reason, detail), path, None, amount)
 
 
 def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECONDS) -> tuple:
@@ -155,32 +213,88 @@ def _read_page(page: DumpPage, title: str) -> tuple:
         target = redirect_target(page.text)
     if target is not None:
         return (page.page_id, title, True, target, False, None, None, None, None)
+    if page.text_deleted:
+        return _skip_row("text_deleted", "the revision's text is deleted", page.page_id, title)
+    if not page.text.strip():
+        return _skip_row("no_text", f"{len(page.text)} characters of wikitext, all blank", page.page_id, title)
     text, links = wikitext_to_plain(page.text)
+    if not text.strip():
+        detail = f"{len(page.text)} characters of wikitext: {page.text[:80]!r}"
+        return _skip_row("no_visible_text", detail, page.page_id, title)
     links_out = [(link.start, link.end, link.target) for link in links]
     return (page.page_id, title, False, None, is_disambiguation(page.text), text, links_out, None, None)
 
 
 def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     """Rows of one work item, then one row per malformed page or read error it met."""
-    path, start, end = item
+    path, start, end, reader = WorkItem(*item)
     stats = DumpStats()
     if start is None or end is None:
         pages = iter_dump_pages(path, stats)
+    elif reader == "blocks":
+        pages = iter_bz2_range_pages(path, start, end, stats)
     else:
         pages = iter_multistream_pages(path, start, end, stats)
     for page in pages:
-        yield (*_page_row(page, namespace), path)
+        yield (*_page_row(page, namespace), path, page.revision_id, 1)
     where = path if start is None else f"{path}[{start}:{end}]"
     for message in stats.bad_pages:
-        yield (*_skip_row("bad_page", f"{where}: {message}"), path)
+        yield _amount_row("bad_page", 1, f"{where}: {message}", path)
+    error = "; ".join(stats.errors)
+    for title in stats.cut_pages:
+        yield _amount_row("page_cut", 1, f"{where}: page {title!r} cut by {error}", path)
     for message in stats.errors:
-        yield (*_skip_row("dump_error", f"{where}: {message}"), path)
+        yield _amount_row("dump_error", 1, f"{where}: {message}", path)
+    if stats.bytes_unread:
+        yield _amount_row(
+            "unread_bytes", stats.bytes_unread, f"{where}: {stats.bytes_unread} bytes after {error}", path
+        )
+    if stats.trailing_bytes:
+        detail = f"{where}: {stats.trailing_bytes} bytes after the last bz2 stream are not bz2"
+        yield _amount_row("trailing_bytes", stats.trailing_bytes, detail, path)
     if stats.bad_utf8:  # the pages are kept: a notice row, counted apart from the skips
         notice = f"{where}: {stats.bad_utf8} bytes that are not UTF-8 replaced by U+FFFD"
-        yield (*_skip_row("bad_utf8", notice), path)
+        yield _amount_row("bad_utf8", 1, notice, path)
     if stats.bad_xml_chars:  # likewise: the pages are kept
         notice = f"{where}: {stats.bad_xml_chars} characters that XML forbids replaced by U+FFFD"
-        yield (*_skip_row("bad_xml_chars", notice), path)
+        yield _amount_row("bad_xml_chars", 1, notice, path)
+
+
+def _without_duplicate_titles(rows: DataFrame) -> DataFrame:
+    """The rows with every page but one of each title turned into a ``duplicate_title`` skip.
+
+    The page with the highest revision id wins: revision ids grow with every edit of the wiki, so
+    it is the latest text, that of the page holding the title now (a dump written while a page
+    was moved over another lists both). Ties (no revision id, the same page twice) go to the
+    highest page id, then the row read last (row ids follow the work items and the order in each),
+    so the choice never depends on partitioning or timing.
+    Titles are ranked on their keys alone, once (``rows`` should be persisted), and the few losers
+    broadcast back: the text is never shuffled.
+    """
+    live = F.col("skip").isNull()
+    order = (F.col("revision_id").desc_nulls_last(), F.col("page_id").desc_nulls_last(), F.col("row").desc())
+    by_title = Window.partitionBy("title").orderBy(*order)
+    winner = F.first(F.struct("page_id", "revision_id")).over(by_title)
+    losers = (
+        rows.where(live)
+        .select("title", "page_id", "revision_id", "row")
+        .select("row", F.row_number().over(by_title).alias("rank"), winner.alias("winner"))
+        .where(F.col("rank") > 1)
+        .select(
+            "row",
+            F.format_string(
+                "page %d (revision %s) kept: the latest revision of the title", "winner.page_id", "winner.revision_id"
+            ).alias("kept"),
+        )
+    )
+    losers = rows.sparkSession.createDataFrame(losers.collect(), losers.schema)
+    marked = rows.join(F.broadcast(losers), "row", "left")
+    duplicate = F.col("kept").isNotNull()
+    replaced = {
+        "skip": F.when(duplicate, F.lit("duplicate_title")).otherwise(F.col("skip")),
+        "detail": F.coalesce(F.col("kept"), F.col("detail")),
+    }
+    return marked.select(*(replaced.get(c, F.col(c)).alias(c) for c in rows.columns))
 
 
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
@@ -211,32 +325,39 @@ def build_wikipedia_corpus(
 
     ``paths`` are dump files or globs; ``page_props`` optional ``page_props.sql[.gz]`` dumps that
     give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
-    ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (all pages of the dump) and
-    ``skipped_<reason>`` for each of WIKIPEDIA_SKIP_REASONS, and ``files_with_bad_utf8`` (files or
-    multistream ranges in which bytes that are not UTF-8 were replaced; their pages are kept) and
-    ``files_without_documents`` (dump files that gave no article: logged, not an error).
+    ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (every <page> of the dump the
+    reader met: the pages and the skipped ones), ``skipped_<reason>`` for each of
+    WIKIPEDIA_SKIP_REASONS (pages, read errors, and bytes for ``unread_bytes`` and
+    ``trailing_bytes``), ``files_with_bad_utf8`` / ``files_with_bad_xml_chars`` (files or
+    multistream ranges in which such bytes or characters were replaced; their pages are kept),
+    ``files_without_documents`` (dump files that gave no article: logged, not an error) and
+    ``files_multistream_without_index`` (multistream dumps whose index is missing: a logged warning;
+    they are split by bz2 blocks like single-stream dumps).
     """
     files = expand_paths(paths)
+    unindexed = multistream_without_index(files)
     items = wikipedia_work_items(files, split_bytes)
     logger.info("wikipedia corpus: %d files, %d tasks", len(files), len(items))
     rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(partial(_page_rows, namespace=namespace))
-    rows = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    rdd = rdd.zipWithUniqueId().map(lambda pair: (*pair[0], pair[1]))  # one partition per work item: a fixed id
+    read = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        rows = _without_duplicate_titles(read)
         by_kind: Counter[str] = Counter()
-        for row in rows.groupBy("skip", "is_redirect", "is_disambiguation").count().collect():
+        grouped = rows.groupBy("skip", "is_redirect", "is_disambiguation").agg(F.sum("amount").alias("n"))
+        for row in grouped.collect():
             if row.skip is not None:
-                by_kind[f"skipped_{row.skip}"] += row["count"]
+                by_kind[f"skipped_{row.skip}"] += row.n
                 continue
-            by_kind["pages"] += row["count"]
-            by_kind["redirects" if row.is_redirect else "articles"] += row["count"]
-            by_kind["disambiguation"] += row["count"] if row.is_disambiguation else 0
+            by_kind["pages"] += row.n
+            by_kind["redirects" if row.is_redirect else "articles"] += row.n
+            by_kind["disambiguation"] += row.n if row.is_disambiguation else 0
         counts = {k: by_kind[k] for k in ("pages", "articles", "redirects", "disambiguation")}
-        counts["pages_read"] = counts["pages"] + sum(
-            by_kind[f"skipped_{r}"] for r in ("other_namespace", "bad_redirect", "wikitext_error", "wikitext_timeout")
-        )
+        counts["pages_read"] = counts["pages"] + sum(by_kind[f"skipped_{r}"] for r in PAGE_SKIP_REASONS)
         counts.update({f"skipped_{r}": by_kind[f"skipped_{r}"] for r in WIKIPEDIA_SKIP_REASONS})
         counts["files_with_bad_utf8"] = by_kind["skipped_bad_utf8"]
         counts["files_with_bad_xml_chars"] = by_kind["skipped_bad_xml_chars"]
+        counts["files_multistream_without_index"] = len(unindexed)
         good = rows.where(F.col("skip").isNull())
         articles = good.where(~F.col("is_redirect"))
         with_documents = [row.file for row in articles.select("file").distinct().collect()]
@@ -255,5 +376,5 @@ def build_wikipedia_corpus(
             counts["pages_with_qid"] = spark.read.parquet(pages_out).where(F.col("qid").isNotNull()).count()
             logger.info("wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"])
     finally:
-        rows.unpersist()
+        read.unpersist()
     return counts

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from pelt.eval.relation import (
     DEFAULT_MARKERS,
@@ -63,6 +62,7 @@ from pelt.eval.relation import (
     seed_everything,
     snapshot,
 )
+from pelt.logs import progress
 from pelt.tasks import Instance, read_instances
 
 logger = logging.getLogger(__name__)
@@ -424,7 +424,7 @@ def _train(
     best: tuple[float, int, dict] | None = None
     encoder.train()
     losses: list[float] = []
-    for step in tqdm(range(1, steps + 1), desc="FewRel training", unit="step"):
+    for step in progress(range(1, steps + 1), "FewRel training", unit="steps"):
         for _ in range(batch_size):
             episode = sample_episode(pool, n_way, k_shot, n_query, rng)
             logits = _episode_logits(encoder, marked["train"], episode, dropout)

@@ -45,13 +45,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.eval.controls import CONTROLS
 from pelt.eval.uhn import read_uhn
 from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
+from pelt.logs import progress
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
@@ -169,7 +169,7 @@ def _predict(
     """Argmax candidate id per fact (None when truncation removed the mask) and whether an entity was injected."""
     predictions: list[int | None] = []
     injected: list[bool] = []
-    for lo in tqdm(range(0, len(facts), batch_size), desc="LAMA", unit="batch"):
+    for lo in progress(range(0, len(facts), batch_size), "LAMA", unit="batches"):
         texts, mentions = [], []
         for fact, entity_id in zip(facts[lo : lo + batch_size], entity_ids[lo : lo + batch_size]):
             text, start, end = fill_template(templates[fact.relation], fact.subject, tokenizer.mask_token)
@@ -541,7 +541,7 @@ def sweep_norm(
     probe.table.check_model(probe.model)
     baseline = _score(probe, "baseline", None, batch_size, max_length, None)
     per_norm = []
-    for norm in tqdm(norms, desc="LAMA norm sweep", unit="L"):
+    for norm in progress(norms, "LAMA norm sweep", unit="norms"):
         result = _score(probe, "pelt", norm, batch_size, max_length, None)
         per_norm.append(
             {

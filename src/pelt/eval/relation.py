@@ -37,7 +37,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -46,6 +45,7 @@ from transformers import (
 
 from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
+from pelt.logs import progress
 from pelt.models import (
     load_masked_lm,
     max_input_length,
@@ -254,7 +254,7 @@ class RelationEncoder(torch.nn.Module):
         try:
             parts = [
                 self(marked[lo : lo + batch_size])
-                for lo in tqdm(range(0, len(marked), batch_size), desc=desc, unit="batch")
+                for lo in progress(range(0, len(marked), batch_size), desc, unit="batches")
             ]
         finally:
             self.train(was_training)

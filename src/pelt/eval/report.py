@@ -1,9 +1,6 @@
-"""Figures and tables for ``snakemake --report``: P@1 by subject frequency, how many task entities
-the corpus covers, and what each stage read and skipped (input quality).
-
-The figures are plain SVG written here (grouped bar charts), so the report needs no plotting
-library: a figure is a few dozen lines of markup, and the pipeline's environments stay as small as
-its computations need.
+"""Tables for ``snakemake --report`` beyond the summaries: the landing page's headline numbers, how
+many task entities the corpus covers, what each stage read and skipped (input quality), and how long
+each stage took. The figures are in :mod:`pelt.eval.figures`.
 """
 
 from __future__ import annotations
@@ -15,107 +12,39 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from html import escape
 
 import pyarrow.parquet as pq
 
+from pelt.eval.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_flags, lama_flags, norm_sweep_flags
+from pelt.eval.html import flag_lines, markdown_html, write_page
+from pelt.eval.summary import (
+    BENCHMARK_NAMES,
+    LAMA_COLUMNS,
+    PAPER_CITATION,
+    aggregate_seeds,
+    mean_std,
+    paper_result,
+    percent,
+)
 from pelt.table import EntityTable
 
 logger = logging.getLogger(__name__)
-
-# Colour-blind-safe palette (Okabe & Ito), one colour a series.
-_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-
-
-def bar_chart_svg(
-    groups: Sequence[str],
-    series: Mapping[str, Sequence[float | None]],
-    title: str,
-    y_label: str,
-    y_max: float | None = None,
-) -> str:
-    """A grouped bar chart: one cluster per group, one bar per series (``None``: no bar, a gap).
-
-    Values are drawn to scale from 0 to ``y_max`` (default: the largest value); each bar carries
-    its value, so the figure can be read without the axis.
-    """
-    if any(len(values) != len(groups) for values in series.values()):
-        raise ValueError("every series needs one value per group")
-    values = [v for vs in series.values() for v in vs if v is not None]
-    top = y_max if y_max is not None else max(values, default=0.0) or 1.0
-    width, height, left, bottom, top_pad = 120 + 90 * len(groups) * max(1, len(series)) // 2, 320, 60, 60, 40
-    plot_w, plot_h = width - left - 20, height - bottom - top_pad
-    slot = plot_w / max(1, len(groups))
-    bar = slot * 0.8 / max(1, len(series))
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20 * len(series)}" '
-        'font-family="sans-serif" font-size="11">',
-        f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
-        f'<text x="14" y="{top_pad + plot_h / 2}" transform="rotate(-90 14 {top_pad + plot_h / 2})" '
-        f'text-anchor="middle">{escape(y_label)}</text>',
-        f'<line x1="{left}" y1="{top_pad + plot_h}" x2="{left + plot_w}" y2="{top_pad + plot_h}" stroke="black"/>',
-        f'<line x1="{left}" y1="{top_pad}" x2="{left}" y2="{top_pad + plot_h}" stroke="black"/>',
-        f'<text x="{left - 4}" y="{top_pad + 4}" text-anchor="end">{top:g}</text>',
-        f'<text x="{left - 4}" y="{top_pad + plot_h + 4}" text-anchor="end">0</text>',
-    ]
-    for g, group in enumerate(groups):
-        x0 = left + g * slot + slot * 0.1
-        out.append(
-            f'<text x="{left + (g + 0.5) * slot}" y="{top_pad + plot_h + 16}" '
-            f'text-anchor="middle">{escape(group)}</text>'
-        )
-        for s, (name, vs) in enumerate(series.items()):
-            if vs[g] is None:
-                continue
-            h = plot_h * min(vs[g], top) / top
-            x, y = x0 + s * bar, top_pad + plot_h - h
-            out.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar * 0.9:.1f}" height="{h:.1f}" '
-                f'fill="{_COLOURS[s % len(_COLOURS)]}"><title>{escape(name)}: {vs[g]:g}</title></rect>'
-            )
-            out.append(f'<text x="{x + bar * 0.45:.1f}" y="{y - 3:.1f}" text-anchor="middle">{vs[g]:.3g}</text>')
-    for s, name in enumerate(series):
-        y = height + 20 * s - 10
-        out.append(f'<rect x="{left}" y="{y - 9}" width="10" height="10" fill="{_COLOURS[s % len(_COLOURS)]}"/>')
-        out.append(f'<text x="{left + 16}" y="{y}">{escape(name)}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
-def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
-    """P@1 (%, mean over relations) by the subject's corpus frequency, one bar per model and variant
-    (the paper's Table 5 as a figure): where the table helps, it helps rare entities most."""
-    results = []
-    for path in result_jsons:
-        with open(path, encoding="utf-8") as fh:
-            results.append(json.load(fh))
-    bucketed = [r for r in results if r.get("buckets")]
-    if not bucketed:
-        raise ValueError("no LAMA result has frequency buckets (they need the entity table)")
-    buckets = list(bucketed[0]["buckets"])
-    series = {
-        f"{os.path.basename(str(r['model']).rstrip('/'))} {r['variant']}": [
-            None if r["buckets"][b].get("macro_p_at_1") is None else 100 * r["buckets"][b]["macro_p_at_1"]
-            for b in buckets
-        ]
-        for r in sorted(bucketed, key=lambda r: (str(r["model"]), r["variant"]))
-    }
-    groups = [f"{b} (n={bucketed[0]['buckets'][b]['facts']})" for b in buckets]
-    with open(out_svg, "w", encoding="utf-8") as fh:
-        fh.write(bar_chart_svg(groups, series, "LAMA P@1 by subject frequency in the corpus", "P@1 (%)", 100.0))
 
 
 def write_coverage(
     task_entities: Mapping[str, str | os.PathLike[str]],
     tables: Mapping[tuple[str, str], str | os.PathLike[str]],
     out_csv: str | os.PathLike[str],
-    out_svg: str | os.PathLike[str],
+    out_html: str | os.PathLike[str],
 ) -> list[dict]:
     """How the task entities of each domain were linked to the corpus, and how many got a vector.
 
     ``task_entities``: domain -> its ``task_entities.parquet``; ``tables``: (domain, model) -> table.
-    One row per domain and model: entities wanted, found by each method (``how``: qid, title,
-    alias, string ...), not found, and in the table (found and with at least one sentence).
+    One row per domain and model: entities wanted, names found by each method (``how``: qid, title,
+    alias, string ...), names not found, names whose entity is in the table; and, in entities (several
+    names can link to one), those found and those in the table (found and with at least one sentence).
     """
     rows = []
     for (domain, model), table_path in sorted(tables.items()):
@@ -131,6 +60,7 @@ def write_coverage(
                 "wanted": len(wanted),
                 **{f"found_by_{method}": n for method, n in sorted(how.items())},
                 "not_found": sum(1 for e in entities if not e["entity_id"]),
+                "names_in_table": sum(1 for e in entities if e["entity_id"] and e["entity_id"] in table),
                 "entities_found": len(found),
                 "entities_in_table": sum(entity_id in table for entity_id in found),
             }
@@ -140,13 +70,14 @@ def write_coverage(
         writer = csv.DictWriter(fh, fieldnames=header, restval=0)
         writer.writeheader()
         writer.writerows(rows)
-    measures = [k for k in header if k.startswith("found_by_")] + ["not_found", "entities_in_table"]
-    groups = [f"{r['domain']} / {r['model']}" for r in rows]
-    series = {m.replace("_", " "): [float(r.get(m, 0)) for r in rows] for m in measures}
-    with open(out_svg, "w", encoding="utf-8") as fh:
-        fh.write(
-            bar_chart_svg(groups, series, "Task entities: how they were linked, and how many have a vector", "entities")
-        )
+    table_lines = ["| " + " | ".join(k.replace("_", " ") for k in header) + " |", "|" + "---|" * len(header)]
+    table_lines += ["| " + " | ".join(str(row.get(k, 0)) for k in header) + " |" for row in rows]
+    intro = (
+        "Task entities per domain and model. `wanted`, `found by ...`, `not found` and `names in table` count "
+        "the names the tasks give; `entities found` and `entities in table` count entities (several names can "
+        "name one)."
+    )
+    write_page(out_html, "Linking coverage", markdown_html("\n".join([intro, "", *table_lines]) + "\n"))
     for row in rows:
         logger.info("coverage %s", ", ".join(f"{k} = {v}" for k, v in row.items()))
     return rows
@@ -160,6 +91,7 @@ SKIP_COUNTS = re.compile(
     r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|files_with_bad_xml_chars|bad_utf8"
     r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"
     r"|pages_without_title|names_(?:blank|ambiguous)|how_missing|wanted_without_mentions"
+    r"|files_multistream_without_index"
 )
 INPUT_QUALITY_COLUMNS = ("domain", "stage", "source", "count", "value", "skip")
 
@@ -221,3 +153,146 @@ def write_input_quality(
         where = " ".join(filter(None, (row["domain"], row["stage"], row["source"])))
         logger.warning("input quality: %s: %s = %d", where, row["count"], row["value"])
     return rows
+
+
+# The two variants the landing page compares: without and with the table.
+VARIANTS = ("baseline", "pelt")
+# One sentence per comparison on the landing page: what the difference between the two variants means.
+MEANINGS = {
+    "LAMA": "LAMA (Google-RE, T-REx): cloze facts answered with no training, without and with the subject's "
+    "vector; the difference is the factual knowledge the table adds to the frozen model.",
+    "LAMA-UHN": "LAMA-UHN: the same on the facts left once those guessable from the subject's name are removed; "
+    "a gain there is knowledge the name does not give away.",
+    "LAMA rare": "T-REx [0,10): facts whose subject has fewer than 10 mentions in the corpus, where the paper finds "
+    "the table helps most (its Table 5).",
+    "FewRel": "FewRel: N-way K-shot relation classification after fine-tuning with the table frozen; the difference "
+    "is what entity knowledge adds when a relation is learnt from a few examples.",
+    "Wiki80": "Wiki80: relation classification fine-tuned on 1 %, 10 % or 100 % of the training data; the "
+    "difference shows whether the table still helps as supervision grows.",
+}
+
+
+def write_headline(
+    lama_jsons: Sequence[str | os.PathLike[str]],
+    sweep_jsons: Sequence[str | os.PathLike[str]],
+    fewrel_jsons: Sequence[str | os.PathLike[str]],
+    wiki80_jsons: Sequence[str | os.PathLike[str]],
+    out_html: str | os.PathLike[str],
+) -> list[str]:
+    """The report's landing page: per model, each benchmark's number without and with the table, the
+    difference, the paper's same three numbers where it reports the model, a sentence on what each
+    comparison means, and every flag of the results (returned too)."""
+    lama = [r for r in _read_jsons(lama_jsons) if r["variant"] in ("baseline", "pelt")]
+    finetuning = [*_read_jsons(fewrel_jsons), *_read_jsons(wiki80_jsons)]
+    seed_rows = aggregate_seeds(finetuning, lambda r: r.get("dataset", r["task"]))
+    flags = lama_flags(lama) + norm_sweep_flags(_read_jsons(sweep_jsons)) + chance_flags(seed_rows, BENCHMARK_NAMES)
+    models = sorted({str(r["model"]) for r in lama} | {str(r["model"]) for r in finetuning})
+    lines = [
+        "Each benchmark without (`baseline`) and with (`pelt`) the entity table, in %; Δ = pelt - baseline in "
+        f"points. Fine-tuning: mean ± std over seeds. The {PAPER_CITATION}'s numbers where it reports the model.",
+    ]
+    used = []
+    for model in models:
+        rows = []
+        for r_kind, label, cells in _headline_rows(model, lama, seed_rows):
+            used.append(r_kind)
+            rows.append("| " + " | ".join([label, *cells]) + " |")
+        lines += [
+            "",
+            f"**{model}**",
+            "",
+            "| Benchmark | Baseline | pelt | Δ | Paper baseline | Paper pelt | Paper Δ |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    lines += [
+        "",
+        *(MEANINGS[kind] for kind in dict.fromkeys(used)),
+        "",
+        *flag_lines(flags, ", ".join((LAMA_CHECKS, SWEEP_CHECKS, CHANCE_CHECKS))),
+    ]
+    write_page(out_html, "pelt: headline results", markdown_html("\n".join(lines) + "\n"))
+    return flags
+
+
+def _read_jsons(paths: Sequence[str | os.PathLike[str]]) -> list[dict]:
+    results = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            results.append(json.load(fh))
+    return results
+
+
+def _delta(a: float | None, b: float | None) -> str:
+    return "–" if a is None or b is None else f"{100 * (b - a):+.1f}"
+
+
+def _headline_rows(model: str, lama: list[dict], seed_rows: list[dict]):
+    """(kind, label, cells) per benchmark row of one model's headline table."""
+    by_variant = {r["variant"]: r for r in lama if str(r["model"]) == model}
+    if by_variant:
+        for b in LAMA_COLUMNS:
+            ours = [(by_variant.get(v, {}).get("benchmarks") or {}).get(b, {}).get("macro_p_at_1") for v in VARIANTS]
+            paper = [(paper_result("lama", model, v, b) or (None,))[0] for v in VARIANTS]
+            yield "LAMA-UHN" if b.startswith("UHN") else "LAMA", f"LAMA {b} P@1", _cells(ours, [None] * 2, paper)
+        rare = "[0,10)"
+        ours = [(by_variant.get(v, {}).get("buckets") or {}).get(rare, {}).get("macro_p_at_1") for v in VARIANTS]
+        paper = [(paper_result("lama_frequency", model, v, rare) or (None,))[0] for v in VARIANTS]
+        if any(o is not None for o in ours):
+            yield "LAMA rare", f"LAMA T-REx {rare} P@1", _cells(ours, [None] * 2, paper)
+    groups: dict[tuple[str, str], dict[str, dict]] = {}
+    for r in seed_rows:
+        if str(r["model"]) == model:
+            groups.setdefault((r["benchmark"], r["setting"]), {})[r["variant"]] = r
+    for (benchmark, setting), variants in groups.items():
+        rows = [variants.get(v, {}) for v in VARIANTS]
+        cells = _cells(
+            [r.get("accuracy_mean") for r in rows],
+            [r.get("accuracy_std") for r in rows],
+            [r.get("paper_mean") for r in rows],
+        )
+        kind = "Wiki80" if benchmark == "wiki80" else "FewRel"
+        yield kind, f"{BENCHMARK_NAMES.get(benchmark, benchmark)} {setting} accuracy", cells
+
+
+def _cells(ours: list, stds: list, paper: list) -> list[str]:
+    return [
+        mean_std(ours[0], stds[0]),
+        mean_std(ours[1], stds[1]),
+        _delta(*ours),
+        percent(paper[0]),
+        percent(paper[1]),
+        _delta(*paper),
+    ]
+
+
+# Times at the start of a job log's lines: pelt's logger (pelt.logs.start_job) and Spark's JVM (log4j's
+# default, yy/MM/dd), which is all a Spark job writes until its end.
+LOG_TIMES = (
+    (re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ", re.M), "%Y-%m-%d %H:%M:%S,%f"),
+    (re.compile(r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d) ", re.M), "%y/%m/%d %H:%M:%S"),
+)
+
+
+def stage_times(logs_dir: str | os.PathLike[str]) -> dict[str, tuple[float, int]]:
+    """Wall seconds and number of jobs per stage, from the job logs under ``logs_dir``: a job's time is
+    from its log's earliest to its latest timestamped line (:data:`LOG_TIMES`; a few seconds of imports
+    before the first line are not counted; Snakemake removes a job's log before it reruns the job).
+    The stage is the log's first folder (``corpus``, ``linking`` ...), with the
+    second for ``eval`` (``eval/lama``, ``eval/fewrel`` ...). A log without a timestamp counts as a job
+    of 0 s."""
+    times: dict[str, tuple[float, int]] = {}
+    for root, _, files in os.walk(logs_dir):
+        for name in sorted(files):
+            if not name.endswith(".log"):
+                continue
+            path = os.path.join(root, name)
+            parts = os.path.relpath(path, logs_dir).split(os.sep)
+            stage = "/".join(parts[:2]) if parts[0] == "eval" and len(parts) > 2 else parts[0].removesuffix(".log")
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            stamps = [datetime.strptime(t, form) for pattern, form in LOG_TIMES for t in pattern.findall(text)]
+            seconds = (max(stamps) - min(stamps)).total_seconds() if stamps else 0.0
+            total, jobs = times.get(stage, (0.0, 0))
+            times[stage] = (total + seconds, jobs + 1)
+    return times

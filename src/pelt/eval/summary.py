@@ -16,12 +16,15 @@ import os
 import statistics
 from collections.abc import Callable, Sequence
 
+from pelt.eval.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_flags, lama_flags, norm_sweep_flags
+from pelt.eval.html import flag_lines, markdown_html, write_page
+
 logger = logging.getLogger(__name__)
 
 _VARIANT_ORDER = {"baseline": 0, "pelt": 1, "permuted": 2, "random": 3}
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
@@ -44,8 +47,20 @@ def _lama_rows(result_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
     return results
 
 
+def _write_text(sections: list[str], out_md, out_html, title: str) -> None:
+    """The summary as Markdown and, for the report, as an HTML page of the same text."""
+    text = "\n".join(sections) + "\n"
+    with open(out_md, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    if out_html is not None:
+        write_page(out_html, title, markdown_html(text))
+
+
 def write_lama_summary(
-    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+    result_jsons: Sequence[str | os.PathLike[str]],
+    out_csv: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    out_html: str | os.PathLike[str] | None = None,
 ) -> None:
     """One row per (model, variant): macro P@1 per column of the paper's Table 4 (G-RE, T-REx and
     their LAMA-UHN subsets, with the paper's number beside ours where it reports the model), then
@@ -55,7 +70,7 @@ def write_lama_summary(
     some benchmark shows it empty rather than invented).
     """
     results = _lama_rows(result_jsons)
-    benchmarks = [b for b in _LAMA_COLUMNS if any(b in (r.get("benchmarks") or {}) for r in results)]
+    benchmarks = [b for b in LAMA_COLUMNS if any(b in (r.get("benchmarks") or {}) for r in results)]
     bucket_names = next((list(r["buckets"]) for r in results if r.get("buckets")), [])
     header = ["model", "variant", "norm", "facts", "injected", "macro_p_at_1", "micro_p_at_1"]
     header += [f"{kind} {b}" for b in benchmarks for kind in ("p_at_1", "paper")]
@@ -74,7 +89,7 @@ def write_lama_summary(
             "micro_p_at_1": r["micro_p_at_1"],
         }
         for b in benchmarks:
-            paper = _paper("lama", r["model"], r["variant"], b)
+            paper = paper_result("lama", r["model"], r["variant"], b)
             row[f"p_at_1 {b}"] = scores.get(b, {}).get("macro_p_at_1")
             row[f"paper {b}"] = None if paper is None else paper[0]
         row.update({f"p_at_1 {b}": buckets.get(b, {}).get("macro_p_at_1") for b in bucket_names})
@@ -93,8 +108,8 @@ def write_lama_summary(
         return lines
 
     def with_paper(row: dict, b: str) -> str:
-        ours = _percent(row[f"p_at_1 {b}"])
-        return ours if row[f"paper {b}"] is None else f"{ours} ({_percent(row[f'paper {b}'])})"
+        ours = percent(row[f"p_at_1 {b}"])
+        return ours if row[f"paper {b}"] is None else f"{ours} ({percent(row[f'paper {b}'])})"
 
     sections = []
     if benchmarks:
@@ -113,9 +128,9 @@ def write_lama_summary(
             lambda row: [
                 str(row["facts"]),
                 str(row["injected"]),
-                _percent(row["macro_p_at_1"]),
-                _percent(row["micro_p_at_1"]),
-                *(f"{_percent(row[f'p_at_1 {b}'])} ({row[f'facts {b}'] or 0})" for b in bucket_names),
+                percent(row["macro_p_at_1"]),
+                percent(row["micro_p_at_1"]),
+                *(f"{percent(row[f'p_at_1 {b}'])} ({row[f'facts {b}'] or 0})" for b in bucket_names),
             ],
         ),
     ]
@@ -133,8 +148,8 @@ def write_lama_summary(
             f"final MLM loss {training['final_loss']:.3f} (uniform guess {training['uniform_loss']:.2f}), "
             f"{training['seconds']:.0f} s."
         )
-    with open(out_md, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(sections) + "\n")
+    sections += ["", *flag_lines(lama_flags(results), LAMA_CHECKS)]
+    _write_text(sections, out_md, out_html, "LAMA and LAMA-UHN")
     logger.info("LAMA summary of %d runs written to %s and %s", len(rows), out_csv, out_md)
 
 
@@ -191,8 +206,8 @@ PAPER_RESULTS: dict[str, dict[tuple[str, str], dict[str, tuple[float, float | No
 PAPER_NORMS = {"roberta-base": 7.0, "bert-base-uncased": 10.0, "bart-base": 3.0}
 PAPER_CITATION = "paper (Ye et al. 2022)"
 
-_LAMA_COLUMNS = ("G-RE", "T-REx", "UHN G-RE", "UHN T-REx")
-_BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "Wiki80"}
+LAMA_COLUMNS = ("G-RE", "T-REx", "UHN G-RE", "UHN T-REx")
+BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "Wiki80"}
 _SETTING_ORDER = {s: i for i, s in enumerate(["5-1", "5-5", "10-1", "10-5", "1%", "10%", "100%"])}
 
 
@@ -203,7 +218,7 @@ def paper_model(model: str) -> str | None:
     return name if name in PAPER_NORMS else None
 
 
-def _paper(benchmark: str, model: str, variant: str, setting: str) -> tuple[float, float | None] | None:
+def paper_result(benchmark: str, model: str, variant: str, setting: str) -> tuple[float, float | None] | None:
     """The paper's (mean, std) as fractions for a run's benchmark, model, variant and setting; None if it has none."""
     value = PAPER_RESULTS.get(benchmark, {}).get((paper_model(model) or "", variant), {}).get(setting)
     return None if value is None else (value[0] / 100, None if value[1] is None else value[1] / 100)
@@ -238,7 +253,8 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
                 f"setting {setting!r} with the same seed: {sorted(seeds)}"
             )
         accuracies = [r["accuracy"] for r in runs]
-        paper = _paper(benchmark, model, variant, setting)
+        classes = {r.get("classes") for r in runs}
+        paper = paper_result(benchmark, model, variant, setting)
         rows.append(
             {
                 "benchmark": benchmark,
@@ -250,6 +266,7 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
                 "accuracy_mean": statistics.fmean(accuracies),
                 "accuracy_std": statistics.stdev(accuracies) if len(runs) > 1 else None,
                 "n": runs[0]["n"],
+                "classes": classes.pop() if len(classes) == 1 else None,
                 "paper_mean": paper[0] if paper else None,
                 "paper_std": paper[1] if paper else None,
             }
@@ -267,13 +284,13 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
     return rows
 
 
-def _mean_std(mean: float | None, std: float | None) -> str:
+def mean_std(mean: float | None, std: float | None) -> str:
     if mean is None:
         return "–"
-    return _percent(mean) if std is None else f"{_percent(mean)} ± {_percent(std)}"
+    return percent(mean) if std is None else f"{percent(mean)} ± {percent(std)}"
 
 
-def _write_seed_tables(rows: list[dict], out_csv, out_md, title: str) -> None:
+def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str) -> None:
     """CSV (one row per group, fractions) and Markdown in the paper's layout: one row per model and variant,
     one column per benchmark and setting, the paper's row under ours where it reports the same setting."""
     header = [
@@ -286,6 +303,7 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, title: str) -> None:
         "accuracy_mean",
         "accuracy_std",
         "n",
+        "classes",
         "paper_mean",
         "paper_std",
     ]
@@ -300,35 +318,48 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, title: str) -> None:
     cells: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
     for r in rows:
         cells.setdefault((r["model"], r["variant"]), {})[(r["benchmark"], r["setting"])] = r
-    md_header = ["Model", "Variant"] + [f"{_BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
+    md_header = ["Model", "Variant"] + [f"{BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
     lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
     for (model, variant), by_column in cells.items():
         ours = [
-            _mean_std(by_column[c]["accuracy_mean"], by_column[c]["accuracy_std"]) if c in by_column else "–"
+            mean_std(by_column[c]["accuracy_mean"], by_column[c]["accuracy_std"]) if c in by_column else "–"
             for c in columns
         ]
         lines.append("| " + " | ".join([f"`{model}`", variant, *ours]) + " |")
         paper = [
-            _mean_std(by_column[c]["paper_mean"], by_column[c]["paper_std"]) if c in by_column else "–" for c in columns
+            mean_std(by_column[c]["paper_mean"], by_column[c]["paper_std"]) if c in by_column else "–" for c in columns
         ]
         if any(cell != "–" for cell in paper):
             lines.append("| " + " | ".join([PAPER_CITATION, variant, *paper]) + " |")
-    with open(out_md, "w", encoding="utf-8") as fh:
-        fh.write(title + "\n\n" + "\n".join(lines) + "\n")
+    heading = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"]) for r in rows))
+    _write_text(
+        [title, "", *lines, "", *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS)],
+        out_md,
+        out_html,
+        heading,
+    )
     logger.info("summary of %d groups written to %s and %s", len(rows), out_csv, out_md)
 
 
 def write_fewrel_summary(
-    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+    result_jsons: Sequence[str | os.PathLike[str]],
+    out_csv: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    out_html: str | os.PathLike[str] | None = None,
 ) -> None:
     """FewRel accuracy, mean ± std over seeds, per benchmark and N-K setting (the paper's Table 2)."""
     results = _load(result_jsons, "fewrel", {"dataset", "model", "variant", "seed", "setting", "accuracy", "n"})
     rows = aggregate_seeds(results, lambda r: r["dataset"])
-    _write_seed_tables(rows, out_csv, out_md, "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot.")
+    _write_seed_tables(
+        rows, out_csv, out_md, out_html, "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot."
+    )
 
 
 def write_wiki80_summary(
-    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+    result_jsons: Sequence[str | os.PathLike[str]],
+    out_csv: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    out_html: str | os.PathLike[str] | None = None,
 ) -> None:
     """Wiki80 accuracy, mean ± std over seeds, per training setting 1% / 10% / 100% (the paper's Table 3).
 
@@ -342,12 +373,16 @@ def write_wiki80_summary(
         rows,
         out_csv,
         out_md,
+        out_html,
         f"Wiki80 accuracy (%), mean ± std over seeds, evaluated on {', '.join(evaluated)} (the paper: test.jsonl).",
     )
 
 
 def write_norm_sweep_summary(
-    result_jsons: Sequence[str | os.PathLike[str]], out_csv: str | os.PathLike[str], out_md: str | os.PathLike[str]
+    result_jsons: Sequence[str | os.PathLike[str]],
+    out_csv: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    out_html: str | os.PathLike[str] | None = None,
 ) -> None:
     """LAMA macro P@1 for each norm L, per model, the chosen L and the paper's (section 3.1).
 
@@ -397,14 +432,15 @@ def write_norm_sweep_summary(
     for s in sweeps:
         by_norm = {r["norm"]: r["macro_p_at_1"] for r in s["norms"]}
         paper_norm = PAPER_NORMS.get(paper_model(s["model"]) or "")
-        cells = [f"`{s['model']}`", _percent(s["baseline"]["macro_p_at_1"])]
-        cells += [_percent(by_norm.get(n)) for n in norms]
+        cells = [f"`{s['model']}`", percent(s["baseline"]["macro_p_at_1"])]
+        cells += [percent(by_norm.get(n)) for n in norms]
         cells += [f"{s['chosen_norm']:g}", "–" if paper_norm is None else f"{paper_norm:g}"]
         lines.append("| " + " | ".join(cells) + " |")
-    with open(out_md, "w", encoding="utf-8") as fh:
-        fh.write(
-            "LAMA macro P@1 (%) of the pelt variant for each norm L of the entity vectors; the chosen L "
-            "(best, ties to the smallest) is used for fine-tuning.\n\n"
-        )
-        fh.write("\n".join(lines) + "\n")
+    intro = (
+        "LAMA macro P@1 (%) of the pelt variant for each norm L of the entity vectors; the chosen L "
+        "(best, ties to the smallest) is used for fine-tuning."
+    )
+    _write_text(
+        [intro, "", *lines, "", *flag_lines(norm_sweep_flags(sweeps), SWEEP_CHECKS)], out_md, out_html, "Norm sweep"
+    )
     logger.info("norm sweep summary of %d models written to %s and %s", len(sweeps), out_csv, out_md)

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import torch
-from tqdm.auto import tqdm
 
+from pelt.logs import progress
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.tasks import Fact, load_facts
 
@@ -68,7 +68,7 @@ def person_name_hits(
         (f.uuid, text) for f in asked for text in person_name_prompts(f, queries[f.relation], tokenizer.mask_token)
     ]
     guesses: dict[str, set[str]] = {}
-    for lo in tqdm(range(0, len(prompts), batch_size), desc="LAMA-UHN person names", unit="batch"):
+    for lo in progress(range(0, len(prompts), batch_size), "LAMA-UHN person names", unit="batches"):
         chunk = prompts[lo : lo + batch_size]
         batch = tokenizer([text for _, text in chunk], return_tensors="pt", padding=True).to(model.device)
         logits = forward_mlm(model, None, batch["attention_mask"], batch["input_ids"])

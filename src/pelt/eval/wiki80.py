@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from pelt.eval.relation import (
     DEFAULT_MARKERS,
@@ -41,6 +40,7 @@ from pelt.eval.relation import (
     seed_everything,
     snapshot,
 )
+from pelt.logs import progress
 from pelt.tasks import Instance, read_wiki80
 
 logger = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def accuracy(
         predicted = torch.cat(
             [
                 classifier(marked[lo : lo + batch_size]).argmax(dim=-1).cpu()
-                for lo in tqdm(range(0, len(marked), batch_size), desc="Wiki80 eval", unit="batch")
+                for lo in progress(range(0, len(marked), batch_size), "Wiki80 eval", unit="batches")
             ]
         )
     finally:
@@ -173,7 +173,7 @@ def run_wiki80(
     selection: list[dict] = []
     best: tuple[float, int, dict] | None = None
     classifier.train()
-    for epoch in tqdm(range(1, epochs + 1), desc="Wiki80 epochs", unit="epoch"):
+    for epoch in progress(range(1, epochs + 1), "Wiki80 epochs", unit="epochs"):
         order = rng.permutation(len(marked["train"]))
         losses = []
         for lo in range(0, len(order), batch_size):
@@ -205,6 +205,7 @@ def run_wiki80(
         "setting": setting or setting_of(train),
         "accuracy": result_accuracy,
         "n": len(marked["eval"]),
+        "classes": len(labels),
         "norm": encoder.norm,
         "table": table_path if encoder.table is not None else None,
         "train_file": train,

@@ -5,6 +5,9 @@ ids (for Wikipedia, canonical page titles). The rules go from the most to the le
 evidence, and the rule that decided is written next to each result so that coverage can be
 reported per rule: the QID of a page, an exact page title, a redirect title, the entity an alias
 most often links to, else missing.
+
+The other way round, :func:`write_entity_ids` gives every entity the ids users hold for it (its
+QID, its redirect titles and link texts), which the tables carry (``qid`` and ``aliases`` columns).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import read_pages
@@ -91,3 +94,52 @@ def resolve_task_entities(
         else:
             rows.append((name, qid, None, "missing"))
     return write_task_entities(rows, len(wanted), out_path, RESOLVED_HOW)
+
+
+MAX_ALIASES = 32  # per entity, the most linked first: enough to find it, not every typo ever linked
+
+
+def write_entity_ids(
+    spark: SparkSession,
+    aliases_path: str,
+    pages_path: str | Sequence[str],
+    out_path: str,
+    max_aliases: int = MAX_ALIASES,
+) -> dict[str, int]:
+    """Write ``entity_id``, ``qid`` (the article's Wikidata item; null without page_props) and
+    ``aliases`` (its redirect titles and link texts, at most ``max_aliases``, most linked first,
+    the entity id itself left out) of every entity that has either; return and log the counts."""
+    pages = read_pages(spark, pages_path)
+    if "qid" in pages.columns:
+        articles = resolve_titles(pages).filter(F.col("status") == "article")
+        qids = (
+            pages.filter(F.col("qid").isNotNull() & (F.length("qid") > 0))
+            .join(articles, "title")
+            .groupBy("entity_id")
+            .agg(F.min("qid").alias("qid"))  # one page per title; min only makes a duplicate deterministic
+        )
+    else:
+        qids = spark.createDataFrame([], "entity_id string, qid string")
+    order = Window.partitionBy("entity_id").orderBy(F.desc("count"), "alias")
+    aliases = (
+        spark.read.parquet(aliases_path)
+        .filter(F.col("alias") != F.col("entity_id"))
+        .withColumn("pos", F.row_number().over(order))
+        .filter(F.col("pos") <= max_aliases)
+        .groupBy("entity_id")
+        .agg(F.sort_array(F.collect_list(F.struct("pos", "alias"))).alias("ranked"))
+        .select("entity_id", F.col("ranked.alias").alias("aliases"))
+    )
+    ids = qids.join(aliases, "entity_id", "full").select(
+        "entity_id", "qid", F.coalesce("aliases", F.array().cast("array<string>")).alias("aliases")
+    )
+    ids.orderBy("entity_id").write.mode("overwrite").parquet(out_path)
+    written = spark.read.parquet(out_path)
+    counts = {
+        "entities": written.count(),
+        "with_qid": written.filter(F.col("qid").isNotNull()).count(),
+        "with_aliases": written.filter(F.size("aliases") > 0).count(),
+    }
+    for key, value in counts.items():
+        log.info("entity ids: %s = %d", key, value)
+    return counts

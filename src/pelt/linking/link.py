@@ -65,7 +65,7 @@ from spacy.language import Language
 
 from pelt.corpus.documents import read_documents, read_pages
 from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_key
-from pelt.linking.sentences import sentence_spans, tokenize, trim_span
+from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
 from pelt.spark import fit_partitions, input_bytes, map_rows
 
 log = logging.getLogger(__name__)
@@ -246,7 +246,7 @@ def _segment_documents(
         ner = ner_pipeline(ner_model) if ner_model else None
         return segment_document(row, bloom.value if bloom else None, fold_case, ner)
 
-    segments = map_rows(documents, segment, _SEGMENT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+    segments = map_rows(documents, segment, _SEGMENT_DDL, bounded_vocabulary).persist(StorageLevel.MEMORY_AND_DISK)
     totals = segments.agg(
         F.count("*").alias("documents"),
         F.sum(F.size("sentences")).alias("sentences"),
@@ -383,6 +383,7 @@ def _alias_names(aliases: DataFrame) -> DataFrame:
         aliases.select("alias").distinct(),
         lambda row: [{"alias": row["alias"], "name": name_key(row["alias"])}],
         "alias string, name string",
+        bounded_vocabulary,
     ).filter(F.length("name") > 0)
 
 

@@ -20,6 +20,9 @@ real samples).
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
@@ -37,6 +40,9 @@ _MAX_LENGTH = 10**9
 # million entries cost tens of MB next to the lexemes spaCy keeps for every string it has seen.
 _CACHED_CHUNKS = 1_000_000
 _ATTRS = [ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT]
+# Strings a pipeline may gather (with their lexemes and cached chunks) before it is replaced: about
+# 0.85 KB each, some 200 MB.
+VOCABULARY_CAP = 250_000
 
 
 @cache
@@ -56,6 +62,24 @@ def nlp() -> Language:
     for attr in set(getters) - {LOWER, IS_SPACE, IS_PUNCT}:
         del getters[attr]
     return pipeline
+
+
+@contextmanager
+def bounded_vocabulary() -> Iterator[None]:
+    """A block of tokenization that starts with a fresh pipeline once the vocabulary holds ``VOCABULARY_CAP`` strings.
+
+    spaCy keeps every string it has seen, with its lexeme: without a bound a worker grows by about
+    0.85 KB per distinct token, 1-2 GB on English Wikipedia (issue 14). spaCy's ``memory_zone``
+    would drop each block's new strings, but its tokenizer caches no chunk inside one, which made
+    tokenization 2.3 times slower (benchmarks/worker_memory.py); a new pipeline keeps the cache and
+    costs its build (~0.5 s) and a warm-up once per cap's worth of new strings, tens of MB of text.
+    Ids (:func:`string_id`) are hashes, the same in every pipeline, so nothing made before is
+    invalid; only spaCy objects (``Doc``, ``Token``) must not outlive their block.
+    """
+    if len(nlp().vocab.strings) >= VOCABULARY_CAP:
+        nlp.cache_clear()
+        gc.collect()  # the old pipeline's cycles, before the new one fills up
+    yield
 
 
 def string_id(text: str) -> int:

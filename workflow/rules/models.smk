@@ -1,0 +1,17 @@
+# Models that do not come from a hub: the demo model, trained on the demo world's pretraining text.
+
+
+rule demo_model:
+    input:
+        documents=lookup(dpath="demo_model/documents", within=config),
+    output:
+        directory("results/models/demo"),
+    log:
+        "logs/models/demo.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    params:
+        settings={k: v for k, v in config["demo_model"].items() if k != "documents"},
+    script:
+        "../scripts/demo_model.py"

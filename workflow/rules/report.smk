@@ -1,0 +1,179 @@
+# The report (`snakemake --report`): its landing page of headline numbers, one rule per figure
+# (matplotlib, SVG) and the tables beyond the summaries (coverage, input quality).
+
+
+rule headline:
+    input:
+        unpack(headline_inputs),
+    output:
+        report(
+            "results/eval/report/headline.html",
+            caption="../report/headline.rst",
+            category="Headline",
+        ),
+    log:
+        "logs/eval/report/headline.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/headline.py"
+
+
+rule lama_bucket_plot:
+    input:
+        expand(
+            "results/eval/lama/{model}/{variant}.json",
+            model=MODELS,
+            variant=LAMA_VARIANTS,
+        ),
+    output:
+        report(
+            "results/eval/report/lama_buckets.svg",
+            caption="../report/lama_buckets.rst",
+            category="LAMA",
+        ),
+    log:
+        "logs/eval/report/lama_buckets.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/lama_bucket_plot.py"
+
+
+rule norm_sweep_plot:
+    input:
+        expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
+    output:
+        report(
+            "results/eval/report/norm_sweep.svg",
+            caption="../report/norm_sweep.rst",
+            category="LAMA",
+        ),
+    log:
+        "logs/eval/report/norm_sweep.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/norm_sweep_plot.py"
+
+
+rule finetuning_plot:
+    input:
+        "results/eval/summary/{summary}.csv",
+    output:
+        report(
+            "results/eval/report/{summary}.svg",
+            caption="../report/finetuning.rst",
+            category="Fine-tuning",
+        ),
+    log:
+        "logs/eval/report/{summary}.log",
+    wildcard_constraints:
+        summary="fewrel|wiki80",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/finetuning_plot.py"
+
+
+rule coverage:
+    input:
+        unpack(coverage_inputs),
+    output:
+        csv="results/eval/report/coverage.csv",
+        html=report(
+            "results/eval/report/coverage.html",
+            caption="../report/coverage.rst",
+            category="Linking",
+        ),
+    log:
+        "logs/eval/report/coverage.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        domains=task_domains(),
+        tables=COVERAGE_TABLES,
+    script:
+        "../scripts/coverage.py"
+
+
+rule coverage_plot:
+    input:
+        "results/eval/report/coverage.csv",
+    output:
+        report(
+            "results/eval/report/coverage.svg",
+            caption="../report/coverage.rst",
+            category="Linking",
+        ),
+    log:
+        "logs/eval/report/coverage_plot.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/coverage_plot.py"
+
+
+rule frequency_plot:
+    input:
+        expand("results/samples/{domain}/frequencies", domain=table_domains()),
+    output:
+        report(
+            "results/eval/report/frequencies.svg",
+            caption="../report/frequencies.rst",
+            category="Linking",
+        ),
+    log:
+        "logs/eval/report/frequencies.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        domains=table_domains(),
+    script:
+        "../scripts/frequency_plot.py"
+
+
+rule input_quality:
+    input:
+        input_quality_inputs,
+    output:
+        csv="results/eval/report/input_quality.csv",
+        html=report(
+            "results/eval/report/input_quality.html",
+            caption="../report/input_quality.rst",
+            category="Input quality",
+        ),
+    log:
+        "logs/eval/report/input_quality.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/input_quality.py"
+
+
+rule stage_times_plot:
+    input:
+        result_outputs(),
+    output:
+        report(
+            "results/eval/report/stage_times.svg",
+            caption="../report/stage_times.rst",
+            category="Run",
+        ),
+    log:
+        "logs/eval/report/stage_times.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        logs="logs",
+    script:
+        "../scripts/stage_times_plot.py"

@@ -1,0 +1,11 @@
+"""Snakemake job: the report's landing page, the headline numbers of every model without and with the table."""
+
+from pelt.logs import start_job
+
+start_job(snakemake.log[0], snakemake.threads)
+
+from pelt.eval.report import write_headline
+
+write_headline(
+    snakemake.input.lama, snakemake.input.sweeps, snakemake.input.fewrel, snakemake.input.wiki80, snakemake.output[0]
+)
