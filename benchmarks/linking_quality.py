@@ -2,10 +2,12 @@
 
 A seeded share of each article's anchors is hidden (made plain text), the corpus is linked again,
 and the mentions found at the hidden spans are scored against the hidden anchors (definitions in
-:mod:`pelt.linking.evaluation`). Three linkers are compared on the same documents and alias table:
+:mod:`pelt.linking.evaluation`). Four linkers are compared on the same documents and alias table:
 
 * ``heuristic``: Algorithm 1 of the paper (``link_wikipedia``, up to ``--max-iterations``);
 * ``heuristic, 1 iteration``: the same, S' = the document's own links and their neighbours only;
+* ``heuristic, unpruned``: Algorithm 1 on every alias occurrence and every entity of the name
+  (``NO_PRUNING``: no link probability, prior, cap or stop-word rule), as before the pruning;
 * ``every alias``: every occurrence of every alias linked to its most frequent entity
   (``link_by_string`` with ``most_frequent_entity`` names: the linker's own name finder, matching
   as written like the heuristic).
@@ -38,7 +40,7 @@ from pelt.linking.evaluation import (
     most_frequent_entity,
     score_mentions,
 )
-from pelt.linking.link import link_by_string, link_wikipedia
+from pelt.linking.link import NO_PRUNING, Pruning, link_by_string, link_wikipedia
 from pelt.spark import get_spark
 from pelt.tasks import read_fewrel
 
@@ -150,8 +152,13 @@ def main() -> None:
 
         linker_counts = {}
         predicted: dict[str, list[Mention]] = {}
-        for name, iterations in (("heuristic", args.max_iterations), ("heuristic, 1 iteration", 1)):
-            out = str(work / f"mentions-{iterations}")
+        heuristics = (
+            ("heuristic", args.max_iterations, Pruning()),
+            ("heuristic, 1 iteration", 1, Pruning()),
+            ("heuristic, unpruned", args.max_iterations, NO_PRUNING),
+        )
+        for name, iterations, pruning in heuristics:
+            out = str(work / f"mentions-{len(predicted)}")
             linker_counts[name] = timed(
                 name,
                 link_wikipedia,
@@ -161,10 +168,11 @@ def main() -> None:
                 p["aliases"],
                 out,
                 max_iterations=iterations,
+                pruning=pruning,
             )
             predicted[name] = keys(read_mentions(out, "heuristic"))
         seeds: dict[str, set[str]] = defaultdict(set)  # entities linked in each document, and its own
-        for doc_id, _, _, _, entity_id in keys(read_mentions(str(work / f"mentions-{args.max_iterations}"), "anchor")):
+        for doc_id, _, _, _, entity_id in keys(read_mentions(str(work / "mentions-0"), "anchor")):
             seeds[doc_id].add(entity_id)
         for row in pq.read_table(p["kept"], columns=["doc_id", "title"]).to_pylist():
             seeds[row["doc_id"]].add(row["title"])

@@ -16,7 +16,11 @@ from spacy.util import filter_spans
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.linking.link import (
     MENTION_COLUMNS,
+    Pruning,
+    _link_probabilities,
+    _name_entities,
     _restricted_adjacency,
+    _segment_documents,
     heuristic_links,
     link_by_string,
     link_wikipedia,
@@ -28,6 +32,7 @@ from pelt.linking.link import (
 )
 from pelt.linking.names import BloomFilter, name_filter, name_key
 from pelt.linking.sentences import nlp, paragraphs, sentence_spans, tokenize
+from pelt.spark import SHUFFLE_PARTITIONS, fit_partitions, input_bytes
 
 DOCUMENTS_DDL = "doc_id string, title string, text string, links array<struct<start:int,end:int,target:string>>"
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
@@ -71,6 +76,8 @@ DOCUMENTS = {
     "Chemistry": "Chemistry studies [[Mercury (element)|Mercury]] and other elements.",
     "Planets": "Planets orbit in the [[Solar System]]. Mercury is small.",
     "Cowboys": "Cowboys live in [[Texas|Texas. Cowboys]] ride. See [[Loop A|loop]], [[Mercury]] and [[Atlantis]].",
+    # The letter's article: "A" is a stop word, never a name of the heuristic, though linked here.
+    "Letters": "[[A]] is the first letter. A vowel follows.",
 }
 PAGES = [
     article("Gustave Eiffel", 1),
@@ -84,6 +91,7 @@ PAGES = [
     article("Mercury (element)", 9),
     article("Mercury", 10, disambiguation=True),
     article("Texas", 11),
+    article("A", 17),
     redirect("Dijon (city)", 12, "Dijon, France"),
     redirect("Dijon, France", 13, "Dijon"),
     redirect("Bourgogne", 14, "Burgundy"),
@@ -200,19 +208,132 @@ def test_aliases_from_anchors_redirects_and_titles(linked):
     assert not any(entity in ("Mercury", "Loop A", "Loop B") for _, entity in table)
 
 
-def test_without_heuristic_only_anchors(spark, linked):
-    _, _, _, root = linked
-    counts = link_wikipedia(
+def relink(spark, root, run: str, **options) -> dict[str, int]:
+    """Link the fixture's corpus again with other options, into outputs suffixed ``run``."""
+    return link_wikipedia(
         spark,
         str(root / "documents"),
         str(root / "pages"),
-        str(root / "aliases2"),
-        str(root / "mentions2"),
-        heuristic=False,
+        str(root / f"aliases{run}"),
+        str(root / f"mentions{run}"),
+        **options,
     )
+
+
+def test_without_heuristic_only_anchors(spark, linked):
+    _, _, _, root = linked
+    counts = relink(spark, root, "2", heuristic=False)
     methods = {r["method"] for r in spark.read.parquet(str(root / "mentions2")).collect()}
     assert methods == {"anchor"}
     assert "mentions_heuristic" not in counts
+
+
+def test_pruning_counts_and_a_stop_word_name_is_no_candidate(linked):
+    counts, mentions, _, _ = linked
+    assert mention_set(mentions, "d-Letters") == {("A", "A", "anchor")}  # the sentence-initial "A" is not linked
+    assert counts["names_stop_word"] == 1
+    # Every name of this corpus is a link in a third of its documents or more: none falls below 0.2.
+    assert counts["names_low_link_prob"] == counts["name_entities_low_prior"] == counts["name_entities_over_cap"] == 0
+    # (document, name, entity) rows into the heuristic: Eiffel 8 (Mercury twice), Planets 2 (Mercury twice),
+    # Dijon, Burgundy, Solar System and Chemistry 1 each (their own names in their own text).
+    assert counts["candidate_pairs"] == 14
+
+
+def test_link_probability_prunes_names_before_the_heuristic(spark, linked):
+    """At 0.6, names that are a link in half of their documents or fewer (Burgundy 1 of 3, Beaune 1 of
+    2, Mercury 2 of 4, Solar System 1 of 2) are no candidates; Algorithm 1 still links the rest."""
+    _, _, _, root = linked
+    counts = relink(spark, root, "3", pruning=Pruning(min_link_prob=0.6))
+    mentions = spark.read.parquet(str(root / "mentions3"))
+    assert counts["names_low_link_prob"] == 4
+    heuristic = {m for m in mention_set(mentions, "d-Gustave Eiffel") if m[2] == "heuristic"}
+    assert heuristic == {
+        ("Gustave Eiffel", "Gustave Eiffel", "heuristic"),
+        ("Dijon", "Dijon", "heuristic"),  # 2 anchors in 3 documents
+        ("Paris", "Paris", "heuristic"),
+    }
+    assert mention_set(mentions, "d-Planets") == {("Solar System", "Solar System", "anchor")}
+
+
+def test_entity_prior_cap_and_stop_words(spark):
+    alias_names = [(alias, alias) for alias in ("A", "The", "US", "The Who", "Paris", "Springfield", "May", "MAY")]
+    alias_names += [("New  York", "New York"), ("New York", "New York")]
+    aliases = [
+        ("A", "A", 5),
+        ("The", "The (band)", 3),
+        ("May", "May (month)", 2),
+        ("MAY", "Maybank", 2),  # all capitals: not the word
+        ("US", "United States", 7),
+        ("The Who", "The Who", 4),  # a stop word only as a whole one-token name
+        ("Paris", "Paris", 995),
+        ("Paris", "Paris, Texas", 4),  # prior 0.004
+        ("New  York", "New York City", 3),  # two aliases of one name key: counts add up
+        ("New York", "New York City", 2),
+        ("Springfield", "Springfield (IL)", 5),
+        ("Springfield", "Springfield (MA)", 4),
+        ("Springfield", "Springfield (MO)", 3),  # third most frequent: over a cap of 2
+    ]
+    scored, counts = _name_entities(
+        spark.createDataFrame(alias_names, "alias string, name string"),
+        spark.createDataFrame(aliases, "alias string, entity_id string, count long"),
+        Pruning(max_entities_per_name=2),
+    )
+    kept = {(r["name"], r["entity_id"], r["name_count"]) for r in scored.filter("kept").collect()}
+    assert kept == {
+        ("MAY", "Maybank", 2),
+        ("US", "United States", 7),
+        ("The Who", "The Who", 4),
+        ("Paris", "Paris", 999),
+        ("New York", "New York City", 5),
+        ("Springfield", "Springfield (IL)", 12),
+        ("Springfield", "Springfield (MA)", 12),
+    }
+    assert counts == {
+        "names": 9,
+        "names_stop_word": 3,
+        "name_entity_pairs": 12,
+        "name_entities_low_prior": 1,
+        "name_entities_over_cap": 1,
+        "filter_items": 1 + 1 + 2 + 1 + 2 + 1,  # tokens of the names kept
+    }
+    scored.unpersist()
+
+
+def test_link_probability_counts_documents_not_occurrences(spark):
+    exact = spark.createDataFrame(
+        [("d1", "Paris")] * 3 + [("d2", "Paris"), ("d3", "Paris"), ("d1", "Dijon")], "doc_id string, name string"
+    )
+    anchor_names = spark.createDataFrame([("d1", "Paris"), ("d4", "Paris")], "doc_id string, name string")
+    name_counts = spark.createDataFrame([("Paris", 2), ("Dijon", 5)], "name string, name_count long")
+    probs = {r["name"]: r["link_prob"] for r in _link_probabilities(exact, anchor_names, name_counts).collect()}
+    assert probs == {"Paris": pytest.approx(2 / 4), "Dijon": 1.0}  # 2 anchors in 4 documents; at most 1
+
+
+def test_partitions_follow_the_input_unless_set(spark, tmp_path, monkeypatch):
+    split = int(spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes())
+    minimum = 2 * spark.sparkContext.defaultParallelism
+    assert fit_partitions(spark, 0) == 0
+    assert fit_partitions(spark, 10 * split + 1) == 11
+    assert spark.conf.get(SHUFFLE_PARTITIONS) == "4"  # set when the session was made (conftest): kept
+    from pyspark import SparkConf
+
+    monkeypatch.setattr(spark.sparkContext, "getConf", lambda: SparkConf(loadDefaults=False))
+    try:
+        fit_partitions(spark, 10 * split + 1)
+        assert spark.conf.get(SHUFFLE_PARTITIONS) == "11"  # not set anywhere: from the input
+        fit_partitions(spark, 1)
+        assert spark.conf.get(SHUFFLE_PARTITIONS) == str(minimum)  # at least two per core
+    finally:
+        spark.conf.set(SHUFFLE_PARTITIONS, "4")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "part-0").write_bytes(b"x" * 1000)
+    (tmp_path / "b").write_bytes(b"x" * 24)
+    assert input_bytes([str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "absent")]) == 1024
+    # One input partition holding every document is spread over the partitions asked for.
+    one_file = spark.createDataFrame(documents_rows(), DOCUMENTS_DDL).coalesce(1)
+    segments, _ = _segment_documents(one_file, 3)
+    assert segments.rdd.getNumPartitions() == 3
+    segments.unpersist()
 
 
 def test_heuristic_loop_stops_and_respects_max_iterations():

@@ -2,7 +2,7 @@
 
 Every Spark stage (corpus, linking, sampling) and the test-suite get their session here, so that
 settings that matter for correctness (UTC, the Python that runs UDFs) and for a small machine
-(few shuffle partitions, no UI) are the same everywhere.
+(partitions sized to the input, no UI) are the same everywhere.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from pyspark.sql.types import StructType
 from pelt.logs import Progress, progress_interval
 
 logger = logging.getLogger(__name__)
+
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
 
 # Rows per Arrow batch sent to a Python worker (the config's ``spark.arrow_batch_rows``), and rows
 # of a batch turned into Python objects at a time by map_rows: a worker's memory is bounded by
@@ -55,6 +58,7 @@ def get_spark(
     app_name: str = "pelt",
     driver_memory: str = "4g",
     shuffle_partitions: int | None = None,
+    split_bytes: int | None = None,
     conf: dict[str, str] | None = None,
     arrow_batch_rows: int = ARROW_BATCH_ROWS,
 ) -> SparkSession:
@@ -66,6 +70,11 @@ def get_spark(
     UDF workers must run the interpreter that has pelt installed, not whatever ``python3`` is on
     PATH, or they fail with import errors far from the cause.
 
+    ``shuffle_partitions`` and ``split_bytes`` (``spark.sql.files.maxPartitionBytes``) given here
+    win; left unset, a value from ``spark-defaults.conf`` (or ``spark-submit --conf``) is kept, and
+    otherwise a stage sizes them from its input (:func:`fit_partitions`). They used to be fixed
+    here, which silently overrode a cluster's own ``spark-defaults.conf``.
+
     ``arrow_batch_rows`` caps the rows of each Arrow batch sent to a Python worker (Spark's default,
     10,000, is some 130 MB of Wikipedia articles before any output exists).
     """
@@ -73,14 +82,10 @@ def get_spark(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if "{threads}" in master:
         master = master.format(threads=threads or os.cpu_count() or 1)
-    if shuffle_partitions is None:
-        # local[N] -> a few partitions per core; clusters set their own.
-        shuffle_partitions = 4 * (os.cpu_count() or 2) if master.startswith("local") else 200
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.driver.memory", driver_memory)
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -88,14 +93,49 @@ def get_spark(
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch_rows))
         .config("spark.python.worker.reuse", "true")
     )
+    if shuffle_partitions is not None:
+        builder = builder.config(SHUFFLE_PARTITIONS, str(shuffle_partitions))
+    if split_bytes is not None:
+        builder = builder.config(SPLIT_BYTES, str(split_bytes))
     for key, value in {**_quiet_jvm(master), **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     _ship_library(spark)
+    fit_partitions(spark, 0)
     if getattr(spark.sparkContext, "_pelt_progress", None) is None:  # one watcher per context
         spark.sparkContext._pelt_progress = watch_progress(spark)  # type: ignore[attr-defined]
     return spark
+
+
+def fit_partitions(spark: SparkSession, input_bytes: int) -> int:
+    """Size the shuffles for a stage that reads ``input_bytes``; return its number of splits, the
+    fewest partitions its documents should be in before heavy per-document work.
+
+    A setting made explicitly (``get_spark``'s arguments, ``spark-defaults.conf``, ``--conf``: all
+    end up in the SparkConf) is kept. Otherwise the shuffle partitions follow the input, one per
+    split (``spark.sql.files.maxPartitionBytes``, 128 MB by default) and at least two per core:
+    a fixed number is either thousands of empty tasks on a laptop sample or partitions of many GB
+    on all of Wikipedia. Adaptive execution still coalesces small shuffle partitions. The documents
+    get as many partitions, so that no task segments a whole corpus file (a Parquet file written by
+    one task is one split however big it is).
+    """
+    split = int(spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes())
+    splits = -(-input_bytes // split)
+    if not spark.sparkContext.getConf().contains(SHUFFLE_PARTITIONS):
+        spark.conf.set(SHUFFLE_PARTITIONS, str(max(2 * spark.sparkContext.defaultParallelism, splits)))
+    return splits
+
+
+def input_bytes(paths: str | Iterable[str]) -> int:
+    """Bytes of the files under ``paths`` (files or folders, e.g. Parquet datasets) on this machine;
+    0 for a path it cannot see (a cluster's file system): then only the minimum applies."""
+    total = 0
+    for path in [paths] if isinstance(paths, str) else paths:
+        root = Path(path)
+        files = root.rglob("*") if root.is_dir() else [root] if root.exists() else []
+        total += sum(f.stat().st_size for f in files if f.is_file())
+    return total
 
 
 def _quiet_jvm(master: str) -> dict[str, str]:

@@ -126,6 +126,10 @@ def spark_params():
     return {
         "master": lookup(dpath="spark/master", within=config),
         "driver_memory": lookup(dpath="spark/driver_memory", within=config),
+        "shuffle_partitions": lookup(
+            dpath="spark/shuffle_partitions", within=config, default=None
+        ),
+        "split_bytes": lookup(dpath="spark/split_bytes", within=config, default=None),
         "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
     }
 

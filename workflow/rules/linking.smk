@@ -22,6 +22,15 @@ rule link_wikipedia:
         heuristic=lookup(dpath="linking/heuristic", within=config),
         max_iterations=lookup(dpath="linking/max_iterations", within=config),
         ner_model=lookup(dpath="linking/ner_model", within=config, default=None),
+        pruning={
+            key: lookup(dpath=f"linking/{key}", within=config)
+            for key in (
+                "min_link_prob",
+                "min_prior",
+                "max_entities_per_name",
+                "drop_stop_word_names",
+            )
+        },
     script:
         "../scripts/link_wikipedia.py"
 

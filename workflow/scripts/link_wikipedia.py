@@ -5,7 +5,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.linking.link import link_wikipedia
+from pelt.linking.link import Pruning, link_wikipedia
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 
@@ -20,6 +20,7 @@ write_counts(
         heuristic=snakemake.params.heuristic,
         max_iterations=snakemake.params.max_iterations,
         ner_model=snakemake.params.ner_model,
+        pruning=Pruning(**snakemake.params.pruning),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

@@ -29,6 +29,15 @@ Scaling choices (see the functions for details):
   The paper recognises names with spaCy: with ``ner_model`` (a spaCy pipeline with NER) a
   candidate must also be an entity span it finds; without one (the default: nothing to download)
   every alias occurrence is a candidate and Algorithm 1's uniqueness test decides.
+* Candidates are pruned before the heuristic's joins (:class:`Pruning`), as Wikipedia2Vec and LUKE
+  prune their mention tables: a name must be a link often enough where it occurs (link
+  probability), an entity must be a real share of the name's anchors (prior), a name keeps its
+  most frequent entities only (cap), and a one-word name that is a common English word ("A", "The",
+  "May") is no name. Without this every occurrence of every alias is a candidate for every entity
+  of that name: the title "A" alone made 556 heuristic links on the real sample, all of them a
+  sentence-initial article, and on all of Wikipedia the candidate rows would number 10^10-10^11.
+  Algorithm 1 is unchanged on what is left: a name is linked only where exactly one entity of the
+  neighbourhood carries it.
 * The per-document loop runs in Python on what the document can ever need: its seeds, its
   candidate (name, entity) pairs and the hyperlink edges between a candidate and any of those
   entities (nothing else can enter S). Those edges are found by joins that take, for each
@@ -43,19 +52,21 @@ import logging
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
 import spacy
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
 from pelt.corpus.documents import read_documents, read_pages
 from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_key
 from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
-from pelt.spark import map_rows
+from pelt.spark import fit_partitions, input_bytes, map_rows
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +81,49 @@ _SEGMENT_DDL = (
     "candidates array<struct<sent_idx:int,start:int,end:int,n_tokens:int,name:string>>, n_invalid int, n_blank int"
 )
 _NAMES_DDL = "doc_id string, sent_idx int, start int, end int, name string"
-_LINKS_DDL = "doc_id string, name string, entity_id string, iteration int"
+_LINKS_DDL = "doc_id string, name string, entity_id string, iteration int, candidates int"
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """Which candidate names and entities the heuristic may consider (defaults: the references').
+
+    ``min_link_prob``: a name's anchors / the documents it occurs in (as anchor or text), capped at
+    1 - Wikipedia2Vec's definition and default (``min_link_prob=0.2``; ``wikipedia2vec/cli.py``,
+    ``mention_db.pyx``). Per document rather than per occurrence: Wikipedia links an entity once per
+    article, so per occurrence the later plain mentions, the very ones Algorithm 1 exists to link,
+    would count against the name. ``min_prior``: the entity's share of the name's anchors
+    (Wikipedia2Vec ``min_prior_prob=0.01``). ``max_entities_per_name``: the most frequent entities kept per
+    name (LUKE ``max_candidate_size=100``; its link-probability floor is 0.1, ``luke/cli.py``).
+    ``drop_stop_word_names``: a one-token name that is an English stop word (spaCy's list) written in
+    lower case or capitalised ("a", "A", "The", "May") is no name; all capitals ("US", "IT") are
+    kept. Titles and redirect titles count as one anchor each when nothing links them
+    (:func:`_aliases`), so an article's own name stays a name where it occurs in few documents.
+    """
+
+    min_link_prob: float = 0.2
+    min_prior: float = 0.01
+    max_entities_per_name: int = 100
+    drop_stop_word_names: bool = True
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.min_link_prob <= 1 and 0 <= self.min_prior <= 1 and self.max_entities_per_name >= 1):
+            raise ValueError(f"pruning thresholds out of range: {self}")
+
+
+NO_PRUNING = Pruning(min_link_prob=0.0, min_prior=0.0, max_entities_per_name=2**31 - 1, drop_stop_word_names=False)
+
+
+def stop_word_name(name: Any) -> Any:
+    """Spark expression: ``name`` (a name key column) is one token, an English stop word written
+    in lower case or capitalised (see :class:`Pruning`)."""
+    name = F.col(name) if isinstance(name, str) else name
+    rest = F.substring(name, 2, 1 << 20)
+    return (
+        ~name.contains(" ")
+        & F.lower(name).isin(sorted(STOP_WORDS))
+        & ((name == F.lower(name)) | (rest == F.lower(rest)))
+    )
 
 
 def _require_columns(df: DataFrame, columns: Iterable[str], what: str) -> None:
@@ -172,11 +225,22 @@ def _documents(spark: SparkSession, path: str | Sequence[str]) -> tuple[DataFram
 
 
 def _segment_documents(
-    documents: DataFrame, name_table: DataFrame | None = None, fold_case: bool = False, ner_model: str | None = None
+    documents: DataFrame,
+    splits: int,
+    name_table: DataFrame | None = None,
+    fold_case: bool = False,
+    ner_model: str | None = None,
+    filter_items: int | None = None,
 ) -> tuple[DataFrame, dict[str, int]]:
-    """Segment every document, finding candidates of the ``name`` keys of ``name_table`` when given;
-    return the (persisted) segments and their counts."""
-    bloom = documents.sparkSession.sparkContext.broadcast(_name_filter(name_table)) if name_table is not None else None
+    """Segment every document, spread over ``splits`` partitions first when read in fewer (a
+    Parquet file written by one task is one split however big, and segmenting is the heaviest step;
+    a small input is left as it is, a shuffle of it would cost more than it saves), finding
+    candidates of the ``name`` keys of ``name_table`` when given; return the (persisted) segments
+    and their counts."""
+    spark_context = documents.sparkSession.sparkContext
+    bloom = spark_context.broadcast(_name_filter(name_table, filter_items)) if name_table is not None else None
+    if documents.rdd.getNumPartitions() < splits:
+        documents = documents.repartition(splits)
 
     def segment(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         ner = ner_pipeline(ner_model) if ner_model else None
@@ -197,10 +261,12 @@ def _segment_documents(
 # --- names: aliases found in text -------------------------------------------------------------------
 
 
-def _name_filter(name_table: DataFrame) -> BloomFilter:
-    """Bloom filter of the distinct ``name`` keys and their token prefixes, built per partition."""
+def _name_filter(name_table: DataFrame, n_items: int | None = None) -> BloomFilter:
+    """Bloom filter of the distinct ``name`` keys and their token prefixes, built per partition;
+    ``n_items`` (their tokens) when already counted saves a pass."""
     names = name_table.select("name").distinct()
-    n_items = names.agg(F.sum(F.size(F.split("name", " ")))).first()[0] or 0
+    if n_items is None:
+        n_items = names.agg(F.sum(F.size(F.split("name", " ")))).first()[0] or 0
     empty = BloomFilter.for_items(n_items)
 
     def build(rows: Iterable[Any]) -> Iterator[BloomFilter]:
@@ -241,17 +307,74 @@ def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _find_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
-    """Occurrences (doc_id, sent_idx, start, end, name) of the ``name`` keys of ``name_table``: the
-    segments' candidates made exact by a join, then the longest per sentence."""
-    found = (
+def _exact_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
+    """Every occurrence of a ``name`` key of ``name_table``, nested ones included: the segments'
+    candidates made exact by a join."""
+    return (
         segments.select("doc_id", F.explode("candidates").alias("c"))
         .select("doc_id", "c.*")
         .join(name_table.select("name").distinct(), "name", "left_semi")
-        .groupBy("doc_id", "sent_idx")
-        .agg(F.collect_list(F.struct("start", "end", "n_tokens", "name")).alias("found"))
+    )
+
+
+def _longest_names(exact: DataFrame) -> DataFrame:
+    """Occurrences (doc_id, sent_idx, start, end, name): the longest of ``exact`` per sentence."""
+    found = exact.groupBy("doc_id", "sent_idx").agg(
+        F.collect_list(F.struct("start", "end", "n_tokens", "name")).alias("found")
     )
     return map_rows(found, longest_names, _NAMES_DDL)
+
+
+def _find_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
+    """Occurrences (doc_id, sent_idx, start, end, name) of the ``name`` keys of ``name_table``, the
+    longest per sentence."""
+    return _longest_names(_exact_names(segments, name_table))
+
+
+def _name_entities(alias_names: DataFrame, aliases: DataFrame, pruning: Pruning) -> tuple[DataFrame, dict[str, int]]:
+    """Persisted (name, entity_id, name_count, kept) of every pair, ``kept`` when it passes the
+    prior, the cap and the stop-word rule, and the counts of what was pruned. ``name_count``: the
+    name's anchors, summed over its entities and the aliases of the name key."""
+    pairs = alias_names.join(aliases, "alias").groupBy("name", "entity_id").agg(F.sum("count").alias("count"))
+    by_name = Window.partitionBy("name")
+    scored = (
+        pairs.withColumn("name_count", F.sum("count").over(by_name))
+        .withColumn("prior", F.col("count") / F.col("name_count"))
+        .withColumn("rank", F.row_number().over(by_name.orderBy(F.desc("count"), "entity_id")))
+        .withColumn("stop_word", stop_word_name("name") if pruning.drop_stop_word_names else F.lit(False))
+        .withColumn("low_prior", F.col("prior") < pruning.min_prior)
+        .withColumn("over_cap", F.col("rank") > pruning.max_entities_per_name)
+        .withColumn("kept", ~(F.col("stop_word") | F.col("low_prior") | F.col("over_cap")))
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    first = F.col("rank") == 1
+    stats = scored.agg(
+        F.sum(first.cast("long")).alias("names"),
+        F.sum((first & F.col("stop_word")).cast("long")).alias("names_stop_word"),
+        F.count("*").alias("name_entity_pairs"),
+        F.sum((~F.col("stop_word") & F.col("low_prior")).cast("long")).alias("name_entities_low_prior"),
+        F.sum((~F.col("stop_word") & ~F.col("low_prior") & F.col("over_cap")).cast("long")).alias(
+            "name_entities_over_cap"
+        ),
+        # Bloom filter size: tokens of the names kept (a name is kept iff its top entity is).
+        F.sum(F.when(first & F.col("kept"), F.size(F.split("name", " "))).otherwise(0)).alias("filter_items"),
+    )
+    counts = {key: int(value or 0) for key, value in stats.first().asDict().items()}
+    return scored.select("name", "entity_id", "name_count", "kept"), counts
+
+
+def _link_probabilities(exact: DataFrame, anchor_names: DataFrame, name_counts: DataFrame) -> DataFrame:
+    """(name, link_prob) of every name found in the text: its anchors over the documents it occurs
+    in, as an anchor or as text, capped at 1 (Wikipedia2Vec's ``link_prob``)."""
+    documents = (
+        exact.select("doc_id", "name")
+        .unionByName(anchor_names.select("doc_id", "name"))
+        .distinct()
+        .groupBy("name")
+        .agg(F.count("*").alias("documents"))
+    )
+    return documents.join(name_counts, "name").select(
+        "name", F.least(F.lit(1.0), F.col("name_count") / F.col("documents")).alias("link_prob")
+    )
 
 
 def _alias_names(aliases: DataFrame) -> DataFrame:
@@ -373,8 +496,11 @@ def _link_document(row: Mapping[str, Any], max_iterations: int) -> list[dict[str
     for pair in row["adj"] or []:
         adjacency[pair["c"]].add(pair["n"])
     linked = heuristic_links(set(row["seeds"]), candidates, adjacency, max_iterations)
+    # Iteration 0 (no name) carries the document's candidate pairs: counted exactly, with no pass of its own.
     return [
-        {"doc_id": row["doc_id"], "name": name, "entity_id": entity, "iteration": iteration}
+        {"doc_id": row["doc_id"], "name": None, "entity_id": None, "iteration": 0, "candidates": len(row["cands"])}
+    ] + [
+        {"doc_id": row["doc_id"], "name": name, "entity_id": entity, "iteration": iteration, "candidates": 0}
         for name, (entity, iteration) in linked.items()
     ]
 
@@ -496,23 +622,32 @@ def link_wikipedia(
     heuristic: bool = True,
     max_iterations: int = 10,
     ner_model: str | None = None,
+    pruning: Pruning = Pruning(),
 ) -> dict[str, int]:
     """Link a Wikipedia corpus: write ``aliases_out`` and ``mentions_out``; return the counts.
 
     See the module docstring for the rules; every anchor that does not become a mention is
     counted under its reason (``anchors_invalid``, ``anchors_blank``, ``anchors_crossing_sentence``,
     ``anchors_disambiguation``, ``anchors_broken_redirect``). ``ner_model`` (a spaCy pipeline)
-    restricts the heuristic's candidate names to the entities it recognises.
+    restricts the heuristic's candidate names to the entities it recognises; ``pruning`` decides
+    which names and entities it considers at all (counted: ``names_stop_word``,
+    ``name_entities_low_prior``, ``name_entities_over_cap``, ``names_low_link_prob``).
+    ``candidate_pairs`` is the (document, name, entity) rows the heuristic's joins carry: what its
+    cost grows with. Counts come from passes the stage makes anyway where it can: each Spark action
+    is a job with its own fixed cost.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    splits = fit_partitions(spark, input_bytes(documents_path))
     counts: dict[str, int] = {}
     pages = read_pages(spark, pages_path)
     _require_columns(pages, ("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation"), "pages")
     titles = resolve_titles(pages).persist(StorageLevel.MEMORY_AND_DISK)
-    for row in titles.groupBy("status").count().collect():
-        counts[f"titles_{row['status']}"] = row["count"]
-    counts["pages_without_title"] = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).count()
+    untitled = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).select(F.lit("untitled").alias("status"))
+    counts["pages_without_title"] = 0
+    for row in titles.select("status").unionByName(untitled).groupBy("status").count().collect():
+        key = "pages_without_title" if row["status"] == "untitled" else f"titles_{row['status']}"
+        counts[key] = row["count"]
 
     documents, document_counts = _documents(spark, documents_path)
     counts.update(document_counts)
@@ -534,13 +669,17 @@ def link_wikipedia(
     aliases = spark.read.parquet(aliases_out)
     counts["aliases"] = aliases.count()
 
-    name_entities = None
+    name_entities = filter_items = None
     if heuristic:
-        name_entities = (_alias_names(aliases).join(aliases, "alias").select("name", "entity_id").distinct()).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
-        cached.append(name_entities)
-    segments, segment_counts = _segment_documents(documents, name_entities, ner_model=ner_model)
+        alias_names = _alias_names(aliases).persist(StorageLevel.MEMORY_AND_DISK)
+        scored, name_counts = _name_entities(alias_names, aliases, pruning)
+        filter_items = name_counts.pop("filter_items")
+        counts.update(name_counts)
+        name_entities = scored.filter("kept")
+        cached += [alias_names, scored]
+    segments, segment_counts = _segment_documents(
+        documents, splits, name_entities, ner_model=ner_model, filter_items=filter_items
+    )
     counts.update(segment_counts)
     cached.append(segments)
     placed = segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*")
@@ -550,15 +689,28 @@ def link_wikipedia(
         .select("doc_id", "sent_idx", "start", "end", "entity_id", F.lit("anchor").alias("method"))
     )
     if heuristic:
+        exact = _exact_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
+        anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(alias_names, "alias")
+        link_prob = _link_probabilities(
+            exact, anchor_names, name_entities.select("name", "name_count").distinct()
+        ).persist(StorageLevel.MEMORY_AND_DISK)
+        linkable = link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
+        names = _longest_names(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
         own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
-        names = _find_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
-        counts["name_occurrences"] = names.count()
-        links = _heuristic(names, kept, own, name_entities, max_iterations).persist(StorageLevel.MEMORY_AND_DISK)
-        cached += [names, links]
-        for row in links.groupBy("iteration").count().collect():
-            counts[f"heuristic_names_iteration_{row['iteration']}"] = row["count"]
+        candidates = name_entities.join(linkable, "name", "left_semi")
+        links = _heuristic(names, kept, own, candidates, max_iterations).persist(StorageLevel.MEMORY_AND_DISK)
+        cached += [exact, link_prob, names, links]
+        low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
+        found = low.crossJoin(names.agg(F.count("*").alias("names"))).first()
+        counts.update(names_low_link_prob=found["low"], name_occurrences=found["names"])
+        counts["candidate_pairs"] = 0
+        for row in links.groupBy("iteration").agg(F.count("*").alias("n"), F.sum("candidates").alias("c")).collect():
+            if row["iteration"]:
+                counts[f"heuristic_names_iteration_{row['iteration']}"] = row["n"]
+            else:
+                counts["candidate_pairs"] = int(row["c"] or 0)
         mentions = mentions.unionByName(
-            names.join(links, ["doc_id", "name"]).select(
+            names.join(links.filter("iteration > 0"), ["doc_id", "name"]).select(
                 "doc_id", "sent_idx", "start", "end", "entity_id", F.lit("heuristic").alias("method")
             )
         )
@@ -603,7 +755,11 @@ def link_by_string(
     counts.update(document_counts)
     name_entities = spark.createDataFrame(sorted(unique.items()), "name string, entity_id string")
     segments, segment_counts = _segment_documents(
-        documents, name_entities, fold_case=lowercase_names_any_case, ner_model=ner_model
+        documents,
+        fit_partitions(spark, input_bytes(documents_path)),
+        name_entities,
+        fold_case=lowercase_names_any_case,
+        ner_model=ner_model,
     )
     counts.update(segment_counts)
     mentions = (

@@ -1,0 +1,303 @@
+"""Linking at growing corpus sizes: is the cost of the corpus and linking stages linear?
+
+The real dump sample is replicated 1x, 4x, 16x (``--scales``) into one bz2 dump each. Copy 0 is
+the sample itself; copy k > 0 gets new page ids and, by ``--rename``:
+
+* ``titles``: every title gets " (copy k)" and every link target with it ([[Paris]] becomes
+  [[Paris (copy k)|Paris]]), so the text reads the same and every name gains one entity per copy:
+  the worst case for ambiguity (each name of the sample names ``scale`` entities, all of the same
+  prior), and the replication the issue measured;
+* ``words``: every capitalised word of title and text gets a suffix of copy k ("Paris" becomes
+  "Parisqb", links and titles alike), so each copy is a world of its own names and a name stays
+  as ambiguous as in the sample, as it does when a real corpus grows (lower-case words and anchor
+  texts are shared by all copies).
+
+Each stage (``build_wikipedia_corpus``, then ``link_wikipedia`` with the default pruning) runs in a
+fresh Python process with its own Spark session at ``--master``, and reports: CPU seconds of the
+JVM, of the Python workers (the JVM's descendants, reaped ones included) and of the driver's
+Python, the JVM's CPU spent starting the session (apart), Spark jobs, stages and tasks, shuffle
+bytes written (Spark's REST API), the peak resident memory of one Python worker (``VmHWM``), and
+the linking counts (candidate pairs: the (document, name, entity) rows of the heuristic's joins).
+
+    nice -n 10 python benchmarks/linking_scale.py --scales 1 4 16 --out results/benchmarks/linking_scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DUMP = REPO.parent / "shared" / "data" / "wikipedia_dump_sample"
+ID_OFFSET = 10**9  # page ids of copy k: id + k * ID_OFFSET (real ids stay below 10^8)
+
+_PAGE = re.compile(r"<page>.*?</page>\s*", re.S)
+_TITLE = re.compile(r"(<title>)(.*?)(</title>)", re.S)
+_REDIRECT = re.compile(r'(<redirect title=")([^"]*)(")')
+_TEXT = re.compile(r"(<text[^>]*>)(.*?)(</text>)", re.S)
+_PAGE_ID = re.compile(r"<id>(\d+)</id>")
+_LINK = re.compile(r"\[\[([^\[\]|#:]+)(#[^\[\]|]*)?(\|[^\[\]]*)?\]\]")
+_WORD = re.compile(r"(?<![\w&#])([A-Z]\w*[a-z]\w*)(?![\w:])")
+
+
+def copy_tag(k: int) -> str:
+    """Lower-case letters unique to copy k (no digits: a digit would split spaCy's token)."""
+    tag = ""
+    while True:
+        k, r = divmod(k, 26)
+        tag += chr(ord("a") + r)
+        if not k:
+            return "q" + tag
+
+
+def rename_page(page: str, k: int, rename: str) -> str:
+    """Page XML of copy ``k``: a new page id, and titles and names renamed (module docstring)."""
+    page = _PAGE_ID.sub(lambda m: f"<id>{int(m.group(1)) + k * ID_OFFSET}</id>", page, count=1)
+    if rename == "titles":
+        suffix = f" (copy {k})"
+
+        def link(m: re.Match[str]) -> str:
+            shown = m.group(3) or "|" + m.group(1)
+            return f"[[{m.group(1).strip()}{suffix}{m.group(2) or ''}{shown}]]"
+
+        for field in (_TITLE, _REDIRECT):
+            page = field.sub(lambda m: m.group(1) + m.group(2) + suffix + m.group(3), page, count=1)
+        return _TEXT.sub(lambda m: m.group(1) + _LINK.sub(link, m.group(2)) + m.group(3), page, count=1)
+    tag = copy_tag(k)
+
+    def words(m: re.Match[str]) -> str:
+        return m.group(1) + _WORD.sub(lambda w: w.group(1) + tag, m.group(2)) + m.group(3)
+
+    for field in (_TITLE, _REDIRECT, _TEXT):
+        page = field.sub(words, page, count=1)
+    return page
+
+
+def replicate(source: Path, out: Path, copies: int, rename: str) -> dict[str, int]:
+    """Write ``copies`` copies of the pages of ``source`` (a bz2 dump) into one bz2 dump ``out``."""
+    xml = bz2.decompress(source.read_bytes()).decode("utf-8")
+    pages = list(_PAGE.finditer(xml))
+    head, tail = xml[: pages[0].start()], xml[pages[-1].end() :]
+    with bz2.open(out, "wt", encoding="utf-8") as fh:
+        fh.write(head)
+        for k in range(copies):
+            for page in pages:
+                fh.write(page.group(0) if k == 0 else rename_page(page.group(0), k, rename))
+        fh.write(tail)
+    return {"pages": len(pages) * copies, "bytes_bz2": out.stat().st_size}
+
+
+# --- one stage, in its own process ----------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str]:
+    """Fields of /proc/<pid>/stat after the command name (psutil is not a dependency)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under ``pid`` (the JVM: Python daemons and their workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _seconds(pid: int, own: bool = True, reaped: bool = True) -> float:
+    """CPU seconds of ``pid`` itself (utime + stime) and of its reaped children (cutime + cstime)."""
+    fields = _stat(pid)
+    ticks = (int(fields[11]) + int(fields[12])) * own + (int(fields[13]) + int(fields[14])) * reaped
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class WorkerMemory:
+    """Peak resident memory (``VmHWM``) of any one Python process under the JVM, sampled."""
+
+    def __init__(self, jvm: int, every_s: float = 0.2) -> None:
+        self.jvm, self.every_s, self.peak_kb = jvm, every_s, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            for pid in descendants(self.jvm):
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                found = re.search(r"VmHWM:\s+(\d+) kB", status)
+                self.peak_kb = max(self.peak_kb, int(found.group(1)) if found else 0)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb
+
+
+def cpu(jvm: int) -> dict[str, float]:
+    """CPU seconds so far of the JVM, of the Python workers under it, and of this process."""
+    workers = _seconds(jvm, own=False)
+    for pid in descendants(jvm):
+        try:
+            workers += _seconds(pid)
+        except OSError:
+            continue
+    return {
+        "jvm": _seconds(jvm, reaped=False),
+        "python_workers": workers,
+        "driver_python": _seconds(os.getpid(), reaped=False),
+    }
+
+
+def rest(spark: Any, path: str) -> list[dict[str, Any]]:
+    url = f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{spark.sparkContext.applicationId}/{path}"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.load(response)
+
+
+def run_stage(stage: str, work: Path, master: str) -> dict[str, Any]:
+    """Run one stage on ``work``'s dump or corpus in this process; the measurements."""
+    from pelt.corpus.wikipedia import build_wikipedia_corpus
+    from pelt.linking.link import link_wikipedia
+    from pelt.spark import get_spark
+
+    spark = get_spark(master, app_name=f"linking-scale-{stage}", conf={"spark.ui.enabled": "true"})
+    jvm = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    start_cpu, start = cpu(jvm), time.perf_counter()
+    memory = WorkerMemory(jvm)
+    if stage == "corpus":
+        counts = build_wikipedia_corpus(
+            spark, [str(work / "dump.xml.bz2")], str(work / "documents"), str(work / "pages")
+        )
+    else:
+        counts = link_wikipedia(
+            spark, str(work / "documents"), str(work / "pages"), str(work / "aliases"), str(work / "mentions")
+        )
+    wall = time.perf_counter() - start
+    peak_kb = memory.stop()
+    end_cpu = cpu(jvm)
+    stages = [s for s in rest(spark, "stages") if s["status"] == "COMPLETE"]
+    result = {
+        "wall_s": round(wall, 1),
+        "cpu_s": {key: round(end_cpu[key] - start_cpu[key], 2) for key in end_cpu},
+        "jvm_startup_cpu_s": round(start_cpu["jvm"], 2),
+        "jobs": len(rest(spark, "jobs")),
+        "stages": len(stages),
+        "tasks": sum(s["numCompleteTasks"] for s in stages),
+        "shuffle_write_bytes": sum(s["shuffleWriteBytes"] for s in stages),
+        "executor_cpu_s": round(sum(s["executorCpuTime"] for s in stages) / 1e9, 2),
+        "peak_worker_rss_mb": round(peak_kb / 1024, 1),
+        "counts": counts,
+    }
+    spark.stop()
+    return result
+
+
+# --- the benchmark ---------------------------------------------------------------------------------------
+
+
+def growth(results: dict[int, dict[str, Any]], stage: str, key: str) -> float | None:
+    """(value at the largest scale / value at the one before) / (scale ratio): 1.0 is linear."""
+    scales = sorted(results)
+    if len(scales) < 2:
+        return None
+    small, large = scales[-2], scales[-1]
+    a, b = _metric(results[small][stage], key), _metric(results[large][stage], key)
+    return round(b / a / (large / small), 2) if a else None
+
+
+def _metric(stage: dict[str, Any], key: str) -> float:
+    if key == "cpu_s":
+        return sum(stage["cpu_s"].values())
+    if key in stage["cpu_s"]:
+        return stage["cpu_s"][key]
+    return stage[key] if key in stage else stage["counts"].get(key, 0)
+
+
+METRICS = (
+    "cpu_s",
+    "jvm",
+    "python_workers",
+    "driver_python",
+    "shuffle_write_bytes",
+    "tasks",
+    "peak_worker_rss_mb",
+    "candidate_pairs",
+)
+
+
+def markdown(results: dict[int, dict[str, Any]]) -> str:
+    lines = [
+        "| scale | stage | wall s | CPU s: JVM / Python workers / driver | jobs | tasks | shuffle MB | "
+        "peak worker MB | candidate pairs |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for scale in sorted(results):
+        for stage in ("corpus", "linking"):
+            r = results[scale][stage]
+            c = r["cpu_s"]
+            lines.append(
+                f"| {scale}x | {stage} | {r['wall_s']} | {c['jvm']} / {c['python_workers']} / {c['driver_python']} | "
+                f"{r['jobs']} | {r['tasks']} | {r['shuffle_write_bytes'] / 1e6:.1f} | {r['peak_worker_rss_mb']} | "
+                f"{r['counts'].get('candidate_pairs', '-')} |"
+            )
+    lines += ["", "| stage | " + " | ".join(METRICS) + " |", "|---|" + "---|" * len(METRICS)]
+    for stage in ("corpus", "linking"):
+        lines.append(f"| {stage} | " + " | ".join(str(growth(results, stage, m)) for m in METRICS) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dump", default=str(next(DUMP.glob("*.bz2"), DUMP)), help="the bz2 dump replicated")
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--rename", choices=("titles", "words"), default="words")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--out", default="results/benchmarks/linking_scale.json")
+    parser.add_argument("--stage", choices=("corpus", "linking"), help=argparse.SUPPRESS)
+    parser.add_argument("--work", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.stage:  # a child: one stage, the result as JSON on the last line of stdout
+        print(json.dumps(run_stage(args.stage, Path(args.work), args.master)))
+        return
+    results: dict[int, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="pelt-linking-scale-") as tmp:
+        for scale in args.scales:
+            work = Path(tmp) / f"x{scale}"
+            work.mkdir()
+            results[scale] = {"dump": replicate(Path(args.dump), work / "dump.xml.bz2", scale, args.rename)}
+            for stage in ("corpus", "linking"):
+                cmd = [sys.executable, __file__, "--stage", stage, "--work", str(work), "--master", args.master]
+                done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+                results[scale][stage] = json.loads(done.stdout.strip().splitlines()[-1])
+                print(f"{scale}x {stage}: {json.dumps(results[scale][stage]['cpu_s'])}", file=sys.stderr, flush=True)
+    table = markdown(results)
+    print(table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"args": vars(args), "results": results, "markdown": table}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
