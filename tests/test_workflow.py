@@ -430,8 +430,9 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
 
 def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
     """The default target of a config whose only task is an entity list is that domain's table (and
-    the input-quality, coverage, frequency and stage-time reports), no evaluation and no headline; a config with no task has nothing to build on demand
-    and says so in a line; `sampling.entities: all` builds every corpus's table without a task."""
+    the input-quality, coverage, frequency and stage-time reports), no evaluation and no headline; a
+    config with no task has nothing to build on demand and says so in a line; `sampling.entities:
+    all` builds every corpus's table without a task."""
     config = write_config(tmp_path)
     (tmp_path / "mine.txt").write_text("Valdoria\nQ990000002\n", encoding="utf-8")
     config["tasks"] = {"entities": {"domain": "wikipedia", "entities": str(tmp_path / "mine.txt")}}
