@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 import pelt.corpus.wikipedia as corpus
-from pelt.corpus.documents import DOCUMENTS_SCHEMA, PAGES_SCHEMA, expand_paths
+from pelt.corpus.documents import (
+    DOCUMENTS_SCHEMA,
+    PAGES_SCHEMA,
+    count_duplicate_titles,
+    expand_paths,
+    read_pages,
+    read_wikipedia_documents,
+)
 from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
 from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
@@ -93,7 +100,8 @@ def test_schemas_are_the_contract(real_run) -> None:
         "struct<doc_id:string,title:string,text:string,links:array<struct<start:int,end:int,target:string>>>"
     )
     assert PAGES_SCHEMA.simpleString() == (
-        "struct<page_id:bigint,title:string,is_redirect:boolean,redirect_to:string,is_disambiguation:boolean,qid:string>"
+        "struct<page_id:bigint,title:string,is_redirect:boolean,redirect_to:string,is_disambiguation:boolean,qid:string,"
+        "revision_id:bigint>"
     )
 
 
@@ -401,6 +409,46 @@ def _with_text(blob: bytes, page_id: int, title: str, revision: int, text: bytes
     blob = re.sub(rb"<id>\d+</id>", f"<id>{page_id}</id>".encode(), blob, count=1)  # the page's id
     blob = re.sub(rb"(<revision>\s*)<id>\d+</id>", rb"\g<1><id>%d</id>" % revision, blob, count=1)
     return re.sub(rb"<text[^>]*?(?:/>|>.*?</text>)", lambda _: text, blob, count=1, flags=re.DOTALL)
+
+
+def test_a_title_in_two_dump_files_is_decided_where_they_are_read_together(spark, sample_articles, tmp_path) -> None:
+    """The workflow parses each dump file alone; a title in two files (a page moved while a split
+    dump was written) keeps its latest revision where the files are read together, whatever their
+    order, and the same page in two files gives one document."""
+    head, tail = b"<mediawiki>\n", b"</mediawiki>\n"
+    dumps = {
+        "a": [
+            _with_text(sample_articles[0], 601, "Moved", 40, b"<text>the old Moved</text>"),
+            _with_text(sample_articles[1], 603, "Twice", 50, b"<text>Twice, in both files</text>"),
+            _with_text(sample_articles[2], 605, "Alone", 60, b"<text>only in a</text>"),
+        ],
+        "b": [
+            _with_text(sample_articles[0], 602, "Moved", 41, b"<text>the new Moved</text>"),
+            _with_text(sample_articles[1], 603, "Twice", 50, b"<text>Twice, in both files</text>"),
+        ],
+    }
+    outputs = {}
+    for name, pages in dumps.items():
+        (tmp_path / f"{name}.xml.bz2").write_bytes(bz2.compress(head + b"".join(pages) + tail))
+        out = tmp_path / "files" / name
+        counts = build_wikipedia_corpus(
+            spark, [str(tmp_path / f"{name}.xml.bz2")], str(out / "documents"), str(out / "pages")
+        )
+        assert counts["skipped_duplicate_title"] == 0  # each file alone has no duplicate
+        outputs[name] = out
+    for order in (["a", "b"], ["b", "a"]):
+        pages_paths = [str(outputs[name] / "pages") for name in order]
+        documents_paths = [str(outputs[name] / "documents") for name in order]
+        pages = {row.title: (row.page_id, row.revision_id) for row in read_pages(spark, pages_paths).collect()}
+        assert pages == {"Moved": (602, 41), "Twice": (603, 50), "Alone": (605, 60)}
+        documents = read_wikipedia_documents(spark, documents_paths, pages_paths).collect()
+        assert sorted((row.doc_id, row.text) for row in documents) == [
+            ("602", "the new Moved"),
+            ("603", "Twice, in both files"),
+            ("605", "only in a"),
+        ]
+        assert count_duplicate_titles(spark, pages_paths) == 2
+    assert count_duplicate_titles(spark, [str(outputs["a"] / "pages")]) == 0
 
 
 @pytest.mark.parametrize(

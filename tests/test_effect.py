@@ -3,10 +3,11 @@
 Exactness tests check that a table entry is the sum the method defines; they cannot see vectors on
 the wrong entity or a table that stopped mattering. These tests look at what the table is for: on
 rare subjects (the paper's first frequency bucket; in the demo world, the entities whose facts the
-model never trained on) LAMA P@1 with the table must beat the baseline by more than either control
-(vectors permuted among entities, random vectors) moves it, plus a noise margin; and the controls
-must stay near the baseline. Then the same criterion is applied to a broken table (the rare
-entities' vectors swapped among them), which must fail it.
+model never trained on) LAMA P@1 with the table must beat the baseline by a margin and by more than
+either control (vectors permuted among entities, random vectors) moves it, plus noise; and the
+controls must stay near the baseline. Then the same criterion is applied to two broken runs, which
+must fail it: the rare entities' vectors swapped among them, and the slot put before the mention
+instead of after it.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ import numpy as np
 import pytest
 import yaml
 
+from pelt import injection
 from pelt.eval.controls import derangement
 from pelt.eval.lama import run_lama
 from pelt.table import EntityTable, write_table
 
 RARE = "[0,10)"  # the paper's first bucket: the demo world's rare entities (resources/demo/README.md)
-# About two standard errors of a difference of two P@1 near 0.1 on the demo's 530 rare-subject
-# T-REx facts (sqrt(2 * 0.1 * 0.9 / 530) = 0.018): a gain smaller than a control's plus this is noise.
-NOISE = 0.04
+# About two standard errors of a difference of two P@1 near 0.3 on the demo's 310 rare-subject
+# T-REx facts (sqrt(2 * 0.3 * 0.7 / 310) = 0.037): a gain smaller than a control's plus this is noise.
+NOISE = 0.08
+# The least gain the guard accepts: the demo's target, 20 points (the seed-42 run gains 32; README).
+MARGIN = 0.20
 CONTROL_BAND = 0.05  # the most a control may move P@1 on rare subjects
 
 
@@ -53,16 +57,18 @@ def test_the_demo_model_learnt_its_frequent_facts(finished):
 
 
 def beats_the_controls(results: dict[str, dict]) -> bool:
-    """The guard: the table's rare-subject gain exceeds both controls' by more than noise."""
+    """The guard: the table's rare-subject gain is at least ``MARGIN`` and exceeds both controls' by
+    more than noise."""
     baseline = results["baseline"]
+    gain = rare_gain(results["pelt"], baseline)
     controls = max(abs(rare_gain(results[c], baseline)) for c in ("permuted", "random"))
-    return rare_gain(results["pelt"], baseline) > controls + NOISE
+    return gain >= MARGIN and gain > controls + NOISE
 
 
 def test_the_table_adds_knowledge_and_the_controls_do_not(finished):
     results = _results(finished)
     baseline = results["baseline"]
-    assert baseline["buckets"][RARE]["facts"] >= 500
+    assert baseline["buckets"][RARE]["facts"] >= 300
     assert beats_the_controls(results), {v: r["buckets"][RARE] for v, r in results.items()}
     for control in ("permuted", "random"):
         assert abs(rare_gain(results[control], baseline)) <= CONTROL_BAND, (control, results[control]["buckets"])
@@ -98,7 +104,7 @@ def test_the_guard_fails_when_rare_entities_swap_vectors(finished, tmp_path):
     n_sentences, frequency = table.counts(ids)
     sums = table.vector_sums(ids)
     rare = np.flatnonzero(frequency < 10)
-    assert len(rare) >= 100
+    assert len(rare) >= 300
     sums[rare] = sums[rare][derangement(len(rare), np.random.default_rng(0))]
     write_table(tmp_path / "swapped.parquet", ids, sums, n_sentences, frequency, table.metadata)
     swapped = _lama_again(finished, tmp_path, tmp_path / "swapped.parquet", "swapped")
@@ -110,3 +116,19 @@ def test_rare_gain_reads_the_rare_bucket(gain):
     base = {"buckets": {RARE: {"macro_p_at_1": 0.2, "p_at_1": 0.5}, "[10,50)": {"macro_p_at_1": 0.9}}}
     other = {"buckets": {RARE: {"macro_p_at_1": 0.2 + gain, "p_at_1": 0.5}, "[10,50)": {"macro_p_at_1": 0.1}}}
     assert rare_gain(other, base) == pytest.approx(gain)
+
+
+def test_the_guard_fails_when_the_slot_precedes_the_mention(finished, tmp_path, monkeypatch):
+    """``( E ) Name`` instead of ``Name ( E )``: the demo model still reads some of the vector there
+    (README: about half the gain), but not enough to pass."""
+    after = injection.mention_token_span
+
+    def before(*args, **kwargs):
+        span = after(*args, **kwargs)
+        return None if span is None else (span[0], span[0] - 1)  # the slot follows the token before
+
+    monkeypatch.setattr(injection, "mention_token_span", before)
+    path = finished / "results" / "tables" / "wikipedia" / "demo" / "table.parquet"
+    moved = _lama_again(finished, tmp_path, path, "moved")
+    assert moved["counts"]["injected"] == _results(finished)["pelt"]["counts"]["injected"]
+    assert not beats_the_controls(dict(_results(finished), pelt=moved))

@@ -31,9 +31,9 @@ SEED = 20221
 N_COUNTRIES = 15
 N_CITIES = 40
 N_FREQUENT_PEOPLE = 200
-N_RARE_PEOPLE = 100
+N_RARE_PEOPLE = 250  # one fact each: 50 per person relation
 N_FREQUENT_ORGS = 30  # of each kind: companies and bands
-N_RARE_ORGS = 15
+N_RARE_ORGS = 30
 N_NICKNAMES = 60
 DOCS_PER_FREQUENT = 16  # pretraining documents per frequent entity
 APPOSITIVE_SHARE = 0.5  # of those, the share with the NICKNAME ( Name ) appositive (see the module docstring)
@@ -151,6 +151,7 @@ SENTENCES = {
         ["The official language of {s} is {o}.", "People in {s} speak {o}.", "{o} is the official language of {s}."],
     ),
 }
+PERSON_RELATIONS = [r for r, (kind, _) in SENTENCES.items() if kind == "person"]
 SPACED = re.compile(r"(\w)([.,])")
 # Fact-free sentences: how pretraining names rare entities (and pads documents about any entity).
 NEUTRAL = [
@@ -183,6 +184,11 @@ class World:
         self.instruments = [self._add("instrument", name=n) for n in INSTRUMENTS]
         self.occupations = [self._add("occupation", name=n) for n in OCCUPATIONS]
         self.people = [self._person(i < N_FREQUENT_PEOPLE) for i in range(N_FREQUENT_PEOPLE + N_RARE_PEOPLE)]
+        # A rare person keeps one fact (the relations in turn, so each has as many rare subjects); the
+        # draws above stay as they were, so the frequent entities and the pretraining text do not change.
+        for i, person in enumerate(p for p in self.people if not p.frequent):
+            kept = PERSON_RELATIONS[i % len(PERSON_RELATIONS)]
+            person.facts = {kept: person.facts[kept]}
         self.companies = [
             self._org("company", "P159", i < N_FREQUENT_ORGS) for i in range(N_FREQUENT_ORGS + N_RARE_ORGS)
         ]
@@ -236,6 +242,12 @@ class World:
         rng.shuffle(out)
         return out
 
+    def every_wording(self, entity: Entity, rng: random.Random) -> list[str]:
+        """Each fact of ``entity`` in each of its wordings, in random order: a rare entity's article."""
+        out = [t.format(s=entity.key, o=obj) for rel, obj in entity.facts.items() for t in SENTENCES[rel][1]]
+        rng.shuffle(out)
+        return out
+
     def pretraining_documents(self, seed: int = SEED) -> list[str]:
         """The demo model's training text: frequent entities' facts, rare entities' names only.
 
@@ -268,8 +280,10 @@ class World:
         """Title -> wikitext of one article per entity with facts, city and language.
 
         A frequent entity's article states each fact twice and its city's article names it again,
-        so it has ten or more mentions; a rare entity's article states each fact once (fewer than
-        ten), as rare entities are written about less. Objects are linked at their first mention;
+        so it has ten or more mentions. A rare entity has one fact, and its short article states it
+        in each of its four or five wordings (fewer than ten mentions): PELT's vector is a mean over
+        an entity's contexts, and one sentence is too few for it to point anywhere (see README.md).
+        Objects are linked at their first mention;
         the subject is not linked in its own article (as on Wikipedia) and is found by the linker.
         """
         rng = random.Random(seed)
@@ -280,11 +294,12 @@ class World:
                 listed.setdefault(entity.facts[relation], {}).setdefault(relation, []).append(entity.key)
         pages = {}
         for entity in self.subjects():
-            sentences = self.fact_sentences(entity, rng)
             if entity.frequent:
-                sentences += self.fact_sentences(entity, rng)
+                sentences = self.fact_sentences(entity, rng) + self.fact_sentences(entity, rng)
                 padding = FREQUENT_MENTIONS - 1 - len(sentences) - (entity.kind != "country")
                 sentences += [t.format(s=entity.key) for t in rng.sample(WIKI_NEUTRAL, max(0, padding))]
+            else:
+                sentences = self.every_wording(entity, rng)
             linked: set[str] = set()
             body = " ".join(_link_first(s, entity, linked) for s in sentences)
             pages[entity.key] = (
@@ -411,7 +426,7 @@ def relation_instances(world: World, seed: int = SEED) -> list[dict]:
     language_of = {c.key: world.entities[c.facts["P37"]] for c in world.countries}
     country_of = {c.key: world.entities[k] for c, k in ((c, world.city_country[c.key]) for c in world.cities)}
     pairs["P17"] = [(city, country_of[city.key]) for city in world.cities]
-    pairs["P1412"] = [(p, language_of[p.facts["P27"]]) for p in people]
+    pairs["P1412"] = [(p, language_of[p.facts["P27"]]) for p in people if "P27" in p.facts]
     pairs["P108"] = [(p, rng.choice(companies)) for p in people]
     pairs["P463"] = [(p, rng.choice(bands)) for p in people]
     pairs["P26"] = [(a, b) for a, b in zip(people[0::2], people[1::2])]

@@ -34,7 +34,7 @@ SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
 # Rows per Arrow batch sent to a Python worker (the config's ``spark.arrow_batch_rows``), and rows
 # of a batch turned into Python objects at a time by map_rows: a worker's memory is bounded by
 # what one slice of documents and its outputs hold, not by the batch.
-ARROW_BATCH_ROWS = 1000
+ARROW_BATCH_ROWS = 100
 SLICE_ROWS = 64
 
 # The JVM's own log: warnings and errors only, one line each, and without the lines that every

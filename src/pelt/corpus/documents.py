@@ -9,9 +9,10 @@ import glob
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ PAGES_SCHEMA = T.StructType(
         T.StructField("redirect_to", T.StringType()),
         T.StructField("is_disambiguation", T.BooleanType()),
         T.StructField("qid", T.StringType()),
+        T.StructField("revision_id", T.LongType()),  # decides between pages of one title from two dump files
     ]
 )
 # What the parsing tasks emit: a page (skip is null) or a skipped page / read error, and the file
@@ -104,5 +106,59 @@ def read_documents(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame
 
 
 def read_pages(spark: SparkSession, paths: str | Sequence[str]) -> DataFrame:
-    """The pages of a Wikipedia domain: the union of its corpus outputs (one per dump file)."""
-    return spark.read.parquet(*as_paths(paths))
+    """The pages of a Wikipedia domain: the union of its corpus outputs (one per dump file), one
+    page per title.
+
+    Each corpus job keeps one page per title of its own file; a title in two files (a page moved
+    while a split dump was written, or the same page in two dump runs) is decided here as within a
+    file: the highest revision id, then the highest page id, then the corpus output whose path sorts
+    last. :func:`count_duplicate_titles` counts the pages dropped, :func:`read_wikipedia_documents`
+    drops their documents.
+    """
+    return _latest_pages(spark, as_paths(paths)).drop("_source")
+
+
+def _source() -> Column:
+    """The corpus output (one dump file's folder) a row was read from: ``.../files/{file}``."""
+    return F.regexp_extract(F.input_file_name(), r"^(.*)/[^/]+/[^/]+$", 1)
+
+
+def _latest_pages(spark: SparkSession, paths: list[str]) -> DataFrame:
+    pages = spark.read.parquet(*paths).withColumn("_source", _source())
+    if len(paths) == 1:
+        return pages
+    order = [F.col("revision_id").desc_nulls_last(), F.col("page_id").desc_nulls_last(), F.col("_source").desc()]
+    rank = F.row_number().over(Window.partitionBy("title").orderBy(*order))
+    return pages.withColumn("_rank", rank).where(F.col("_rank") == 1).drop("_rank")
+
+
+def read_wikipedia_documents(
+    spark: SparkSession, paths: str | Sequence[str], pages_paths: str | Sequence[str]
+) -> DataFrame:
+    """:func:`read_documents` without the articles :func:`read_pages` dropped for a title that
+    another dump file holds too (a document's ``doc_id`` is its page id)."""
+    documents = read_documents(spark, paths)
+    if len(as_paths(pages_paths)) == 1:
+        return documents
+    kept = _latest_pages(spark, as_paths(pages_paths)).select(
+        F.col("page_id").cast("string").alias("doc_id"), "_source"
+    )
+    return documents.withColumn("_source", _source()).join(kept, ["doc_id", "_source"], "left_semi").drop("_source")
+
+
+def count_duplicate_titles(spark: SparkSession, paths: str | Sequence[str]) -> int:
+    """How many pages :func:`read_pages` drops because another dump file holds their title (two
+    Spark jobs, only with more than one file; logged with examples)."""
+    paths = as_paths(paths)
+    if len(paths) == 1:
+        return 0
+    every = spark.read.parquet(*paths)
+    dropped = every.count() - read_pages(spark, paths).count()
+    if dropped:
+        repeated = every.groupBy("title").count().where(F.col("count") > 1).limit(5).collect()
+        logger.warning(
+            "%d pages dropped: their title is also in another dump file, whose page has a later revision (e.g. %s)",
+            dropped,
+            ", ".join(repr(row.title) for row in repeated),
+        )
+    return dropped

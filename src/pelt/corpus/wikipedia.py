@@ -11,7 +11,9 @@ held after its last bz2 stream is a row with its byte count (``amount``). Counts
 rows, not from accumulators, so a retried task cannot count twice and nothing is dropped without a
 trace. Of pages with the same title the one with the highest revision id is kept (the latest edit:
 the page that holds the title now, when one was moved over another while the dump was written),
-the others are counted as ``duplicate_title``; within one corpus job, that is one dump file.
+the others are counted as ``duplicate_title``; within one corpus job, that is one dump file. The
+revision id is kept in ``pages/``, so that a title in two dump files is decided the same way where
+the files are read together (:func:`pelt.corpus.documents.read_pages`).
 
 The workflow runs one corpus job per file, so that a new dump file is parsed alone; a file that
 gives no document is a counted skip there (``files_without_documents``), and the stages after
@@ -71,7 +73,7 @@ logger = logging.getLogger(__name__)
 # an id (which of two identical pages is kept).
 _PAGE_ROWS = T.StructType(
     [
-        *PAGES_SCHEMA.fields[:-1],
+        *(f for f in PAGES_SCHEMA.fields if f.name not in ("qid", "revision_id")),
         T.StructField("text", T.StringType()),
         T.StructField("links", T.ArrayType(LINK_TYPE)),
         T.StructField("skip", T.StringType()),
@@ -366,7 +368,7 @@ def build_wikipedia_corpus(
 
         documents = articles.select(F.col("page_id").cast("string").alias("doc_id"), "title", "text", "links")
         documents.write.mode("overwrite").parquet(documents_out)
-        pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation")
+        pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation", "revision_id")
         if page_props:
             pages = pages.join(_page_qids(spark, expand_paths(page_props)), "page_id", "left")
         else:

@@ -90,7 +90,8 @@ def write_coverage(
 SKIP_COUNTS = re.compile(
     r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|files_with_bad_xml_chars|bad_utf8"
     r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"
-    r"|pages_without_title|names_(?:blank|ambiguous)|how_missing|wanted_without_mentions"
+    r"|pages_without_title|pages_duplicate_title_across_files|names_(?:blank|ambiguous)|how_missing"
+    r"|wanted_without_mentions"
     r"|files_multistream_without_index"
 )
 INPUT_QUALITY_COLUMNS = ("domain", "stage", "source", "count", "value", "skip")

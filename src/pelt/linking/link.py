@@ -63,7 +63,7 @@ from pyspark.sql import functions as F
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
-from pelt.corpus.documents import read_documents, read_pages
+from pelt.corpus.documents import count_duplicate_titles, read_documents, read_pages, read_wikipedia_documents
 from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_key
 from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
 from pelt.spark import fit_partitions, input_bytes, map_rows
@@ -214,9 +214,12 @@ def segment_document(
     ]
 
 
-def _documents(spark: SparkSession, path: str | Sequence[str]) -> tuple[DataFrame, dict[str, int]]:
-    """The documents that have an id, and the count of those that have none (skipped, logged)."""
-    documents = read_documents(spark, path)
+def _documents(
+    spark: SparkSession, path: str | Sequence[str], pages_path: str | Sequence[str] | None = None
+) -> tuple[DataFrame, dict[str, int]]:
+    """The documents that have an id, and the count of those that have none (skipped, logged);
+    with ``pages_path`` (Wikipedia), without the articles whose title another dump file holds."""
+    documents = read_documents(spark, path) if pages_path is None else read_wikipedia_documents(spark, path, pages_path)
     _require_columns(documents, ("doc_id", "title", "text", "links"), "documents")
     counts = {"documents_without_id": documents.filter(F.col("doc_id").isNull()).count()}
     if counts["documents_without_id"]:
@@ -645,11 +648,12 @@ def link_wikipedia(
     titles = resolve_titles(pages).persist(StorageLevel.MEMORY_AND_DISK)
     untitled = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).select(F.lit("untitled").alias("status"))
     counts["pages_without_title"] = 0
+    counts["pages_duplicate_title_across_files"] = count_duplicate_titles(spark, pages_path)
     for row in titles.select("status").unionByName(untitled).groupBy("status").count().collect():
         key = "pages_without_title" if row["status"] == "untitled" else f"titles_{row['status']}"
         counts[key] = row["count"]
 
-    documents, document_counts = _documents(spark, documents_path)
+    documents, document_counts = _documents(spark, documents_path, pages_path)
     counts.update(document_counts)
     # Aliases come from the anchors alone; the name filter built from them is needed while the
     # documents are segmented (one tokenization for sentences and names).
