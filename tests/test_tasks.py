@@ -34,9 +34,9 @@ def _demo_tasks() -> dict:
 def test_demo_lama_subjects_only():
     tasks = {"lama": _demo_tasks()["lama"]}
     entities = task_entities(tasks, "wikipedia")
-    # The knowledge world's subjects: 300 people, 45 companies, 45 bands, 15 countries; objects are
+    # The knowledge world's subjects: 450 people, 60 companies, 60 bands, 15 countries; objects are
     # never task entities.
-    assert len(entities) == 405
+    assert len(entities) == 585
     assert ("Popak", "Q990100093") in entities  # the first P19 fact's subject
     assert not any(name == "Sinerkven" for name, _ in entities)  # its object, a city
     assert entities == sorted(entities)
@@ -48,7 +48,7 @@ def test_demo_all_tasks_per_domain():
     # FewRel/Wiki80 add lowercased head/tail names (people, but also cities and instruments) to the LAMA subjects.
     assert ("depamin", "Q990100145") in wiki and ("reiduwick", "Q990100053") in wiki
     assert ("Popak", "Q990100093") in wiki
-    assert len(wiki) == len(set(wiki)) == 743
+    assert len(wiki) == len(set(wiki)) == 951
     assert ("metformin", "C9900001") in biomed and len(biomed) == 37
     assert not set(wiki) & set(biomed)
     assert task_entities(_demo_tasks(), "nowhere") == []

@@ -136,6 +136,7 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
         if paper_norm is not None:
             ax.axvline(paper_norm, color=colour, linestyle=":", label=f"paper's L for {name}")
     ax.set_xticks(sorted(all_norms))
+    ax.margins(y=0.2)  # room above the best L for its label, which autoscaling does not count
     ax.set_xlabel("norm L of the injected vectors")
     ax.set_ylabel("LAMA macro P@1 (%), all facts")
     ax.set_title("Norm sweep: P@1 with the table at each L")
