@@ -134,7 +134,7 @@ def finished(tmp_path_factory) -> Path:
     facts.write_text("".join(json.dumps(dict(fact, predicate_id="P19")) + "\n" for fact in NO_SENTENCES))
     config = write_config(workdir, spark={"threads": 2}, linking=LINKING)
     config["tasks"]["lama"]["facts"].append(str(facts))
-    for task in ("fewrel", "wiki80"):  # one seed of each: the demo's three are planned in test_workflow
+    for task in ("fewrel", "fewrel2", "wiki80"):  # one seed of each: the demo's three are planned in test_workflow
         config["tasks"][task]["seeds"] = [42]
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
 

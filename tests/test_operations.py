@@ -51,7 +51,7 @@ DUMP = DEMO / "wikipedia" / "demo-pages-articles.xml.bz2"
 PAGE_PROPS = DEMO / "wikipedia" / "demo-page_props.sql.gz"
 TABLE = "results/tables/wikipedia/demo/table.parquet"
 SHARD = "results/tables/wikipedia/demo/shards/{}-of-2.parquet"
-ENCODING = {"encode_shard": 2, "entity_table": 1}
+ENCODING = {"encode_shard": 2, "entity_table": 1}  # one domain's: two shards, one table
 SPARK_RULES = {"corpus_wikipedia", "link_wikipedia", "entity_ids", "task_entities", "sample_mentions"}
 GPU_RULES = {"encode_shard", "lama", "lama_norm_sweep"}
 
@@ -342,10 +342,11 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
     [
         # An evaluation setting: the evaluation only, not the sampling or the encoding.
         ({"tasks": {"lama": {"batch_size": 7}}}, {}),
-        # The sample size: the sampling and after; not the corpus, the linking or the task entities.
-        ({"sampling": {"max_sentences_per_entity": 3}}, {"sample_mentions": 1, **ENCODING}),
-        # The encoding: the shards and after.
-        ({"encoding": {"max_seq_len": 32}}, ENCODING),
+        # The sample size: the sampling and after, of both domains (Wikipedia, biomed); not the
+        # corpus, the linking or the task entities.
+        ({"sampling": {"max_sentences_per_entity": 3}}, {"sample_mentions": 2, "encode_shard": 4, "entity_table": 2}),
+        # The encoding: the shards and after, of both domains.
+        ({"encoding": {"max_seq_len": 32}}, {"encode_shard": 4, "entity_table": 2}),
     ],
     ids=["evaluation", "sampling", "encoding"],
 )
