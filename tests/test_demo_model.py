@@ -8,8 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from tiny_models import CORPUS
+from transformers import RobertaConfig, RobertaModel
 
-from pelt.demo_model import train_demo_model
+from pelt.demo_model import pack_blocks, train_demo_model
 from pelt.models import load_masked_lm
 
 SMALL = dict(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_len=32, batch_size=8)
@@ -56,3 +57,39 @@ def test_demo_model_needs_text(tmp_path):
     (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no document text"):
         train_demo_model(str(tmp_path / "empty.txt"), str(tmp_path / "m"), steps=1, **SMALL)
+
+
+def test_a_packed_batch_computes_what_each_block_computes_alone():
+    """Packing is a speed-up only: every block's hidden states are those of the block run by itself."""
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=12 + 2,
+        pad_token_id=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    model = RobertaModel(config).eval()
+    blocks = [torch.randint(3, 50, (n,)).tolist() for n in (5, 12, 3, 7, 4, 2, 9)]
+    ids, positions, attention = pack_blocks(blocks, 12, pad_id=1)
+    assert ids.shape == (4, 12) and attention.shape == (4, 1, 12, 12)  # 42 tokens in 4 rows instead of 7
+    with torch.no_grad():
+        packed = model(input_ids=ids, position_ids=positions, attention_mask=attention).last_hidden_state
+        seen = 0
+        for block in blocks:
+            alone = model(input_ids=torch.tensor([block])).last_hidden_state[0]
+            row, start = next(
+                (r, s)
+                for r in range(ids.shape[0])
+                for s in range(12 - len(block) + 1)
+                if ids[r, s : s + len(block)].tolist() == block and positions[r, s] == 2
+            )
+            torch.testing.assert_close(packed[row, start : start + len(block)], alone, atol=1e-5, rtol=1e-5)
+            seen += 1
+    assert seen == len(blocks) and torch.isfinite(packed).all()
+    with pytest.raises(ValueError, match="does not fit"):
+        pack_blocks([[5] * 13], 12, pad_id=1)
