@@ -7,10 +7,15 @@ the sample itself; copy k > 0 gets new page ids and, by ``--rename``:
   [[Paris (copy k)|Paris]]), so the text reads the same and every name gains one entity per copy:
   the worst case for ambiguity (each name of the sample names ``scale`` entities, all of the same
   prior), and the replication the issue measured;
-* ``words``: every capitalised word of title and text gets a suffix of copy k ("Paris" becomes
-  "Parisqb", links and titles alike), so each copy is a world of its own names and a name stays
-  as ambiguous as in the sample, as it does when a real corpus grows (lower-case words and anchor
-  texts are shared by all copies).
+* ``words``: every capitalised word of title and text, and every other word that is part of an
+  anchor text or link target anywhere in the sample (stop words apart), gets a suffix of copy k
+  ("Paris" becomes "Parisqb", "[[Organism|organism]]" becomes "[[Organismqb|organismqb]]", and so
+  does every plain "organism" of the copy), so each copy is a world of its own names and a name
+  stays as ambiguous as in the sample, as it does when a real corpus grows. Renaming capitalised
+  words only (the first version) left lower-case and all-capitals anchor texts ("organism", "US")
+  shared by all copies while their targets were renamed: each such name gained one entity per
+  copy, which is the ``titles`` worst case again for those names. What stays shared: names made
+  of stop words only ("the who"), and words that only ever occur outside links.
 
 Each stage (``build_wikipedia_corpus``, then ``link_wikipedia`` with the default pruning) runs in a
 fresh Python process with its own Spark session at ``--master``, and reports: CPU seconds of the
@@ -35,6 +40,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +54,10 @@ _REDIRECT = re.compile(r'(<redirect title=")([^"]*)(")')
 _TEXT = re.compile(r"(<text[^>]*>)(.*?)(</text>)", re.S)
 _PAGE_ID = re.compile(r"<id>(\d+)</id>")
 _LINK = re.compile(r"\[\[([^\[\]|#:]+)(#[^\[\]|]*)?(\|[^\[\]]*)?\]\]")
-_WORD = re.compile(r"(?<![\w&#])([A-Z]\w*[a-z]\w*)(?![\w:])")
+# A word, not inside an XML entity ("&amp;"), after an apostrophe in a word ("Aristotle's": spaCy
+# splits "'s", not "'sqb") nor before a namespace colon ("Category:").
+_WORD = re.compile(r"(?<![\w&#])(?<!\w')(\w+)(?![\w:])")
+_CAPITALISED = re.compile(r"[A-Z]\w*[a-z]\w*")
 
 
 def copy_tag(k: int) -> str:
@@ -61,8 +70,22 @@ def copy_tag(k: int) -> str:
             return "q" + tag
 
 
-def rename_page(page: str, k: int, rename: str) -> str:
-    """Page XML of copy ``k``: a new page id, and titles and names renamed (module docstring)."""
+def anchor_words(pages: Iterable[str]) -> frozenset[str]:
+    """The words of every anchor text and link target of ``pages``, stop words apart: renamed in
+    each copy like capitalised words, so that no anchor text is shared by two copies."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    words = set()
+    for page in pages:
+        for link in _LINK.finditer(page):
+            for part in (link.group(1), link.group(3) or ""):
+                words.update(m.group(1) for m in _WORD.finditer(part) if m.group(1).lower() not in STOP_WORDS)
+    return frozenset(words)
+
+
+def rename_page(page: str, k: int, rename: str, anchored: frozenset[str] = frozenset()) -> str:
+    """Page XML of copy ``k``: a new page id, and titles and names renamed (module docstring);
+    ``anchored``: the words of anchor texts (:func:`anchor_words`), renamed by ``words``."""
     page = _PAGE_ID.sub(lambda m: f"<id>{int(m.group(1)) + k * ID_OFFSET}</id>", page, count=1)
     if rename == "titles":
         suffix = f" (copy {k})"
@@ -76,8 +99,12 @@ def rename_page(page: str, k: int, rename: str) -> str:
         return _TEXT.sub(lambda m: m.group(1) + _LINK.sub(link, m.group(2)) + m.group(3), page, count=1)
     tag = copy_tag(k)
 
+    def word(w: re.Match[str]) -> str:
+        renamed = _CAPITALISED.fullmatch(w.group(1)) or w.group(1) in anchored
+        return w.group(1) + tag if renamed else w.group(1)
+
     def words(m: re.Match[str]) -> str:
-        return m.group(1) + _WORD.sub(lambda w: w.group(1) + tag, m.group(2)) + m.group(3)
+        return m.group(1) + _WORD.sub(word, m.group(2)) + m.group(3)
 
     for field in (_TITLE, _REDIRECT, _TEXT):
         page = field.sub(words, page, count=1)
@@ -89,11 +116,12 @@ def replicate(source: Path, out: Path, copies: int, rename: str) -> dict[str, in
     xml = bz2.decompress(source.read_bytes()).decode("utf-8")
     pages = list(_PAGE.finditer(xml))
     head, tail = xml[: pages[0].start()], xml[pages[-1].end() :]
+    anchored = anchor_words(page.group(0) for page in pages) if rename == "words" else frozenset()
     with bz2.open(out, "wt", encoding="utf-8") as fh:
         fh.write(head)
         for k in range(copies):
             for page in pages:
-                fh.write(page.group(0) if k == 0 else rename_page(page.group(0), k, rename))
+                fh.write(page.group(0) if k == 0 else rename_page(page.group(0), k, rename, anchored))
         fh.write(tail)
     return {"pages": len(pages) * copies, "bytes_bz2": out.stat().st_size}
 

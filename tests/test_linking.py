@@ -19,7 +19,7 @@ from pelt.linking.link import (
     Pruning,
     _link_probabilities,
     _name_entities,
-    _restricted_adjacency,
+    _reachable_candidates,
     _segment_documents,
     heuristic_links,
     link_by_string,
@@ -234,9 +234,11 @@ def test_pruning_counts_and_a_stop_word_name_is_no_candidate(linked):
     assert counts["names_stop_word"] == 1
     # Every name of this corpus is a link in a third of its documents or more: none falls below 0.2.
     assert counts["names_low_link_prob"] == counts["name_entities_low_prior"] == counts["name_entities_over_cap"] == 0
-    # (document, name, entity) rows into the heuristic: Eiffel 8 (Mercury twice), Planets 2 (Mercury twice),
-    # Dijon, Burgundy, Solar System and Chemistry 1 each (their own names in their own text).
-    assert counts["candidate_pairs"] == 14
+    # (document, name, entity) rows into the heuristic: Eiffel 7 (Mercury twice), Planets 1, Dijon,
+    # Burgundy, Solar System and Chemistry 1 each (their own names in their own text). Never generated,
+    # out of reach of the document's seeds: Texas in Eiffel (only Cowboys links it) and the element
+    # Mercury in Planets (only Chemistry links it).
+    assert (counts["candidate_pairs"], counts["candidate_pairs_unreachable"]) == (12, 2)
 
 
 def test_link_probability_prunes_names_before_the_heuristic(spark, linked):
@@ -344,18 +346,124 @@ def test_heuristic_loop_stops_and_respects_max_iterations():
     assert heuristic_links(set(), candidates, adjacency, 10) == {}
 
 
-def test_restricted_adjacency_takes_either_route(spark):
-    # "hub" has more links than the document has entities (paired with the document's nodes);
-    # "leaf" has fewer (its edges are expanded). Both must find exactly their in-document neighbours.
-    edges = [("hub", "a")] + [("hub", f"x{i}") for i in range(6)] + [("leaf", "b"), ("leaf", "y")]
-    edges += [(n, c) for c, n in edges]
-    nodes = [("d", node) for node in ("a", "b", "hub", "leaf")]
-    adjacency = _restricted_adjacency(
-        spark.createDataFrame([("d", "hub"), ("d", "leaf")], "doc_id string, c string"),
-        spark.createDataFrame(nodes, "doc_id string, node string"),
-        spark.createDataFrame(edges, "c string, n string"),
+def name_side_links(
+    docs: dict[str, tuple[set[str], set[str]]],
+    entities: dict[str, set[str]],
+    edges: set[tuple[str, str]],
+    max_iterations: int,
+) -> dict[str, dict[str, tuple[str, int]]]:
+    """Algorithm 1 on the candidates as generated before the seed-side generation: every entity of
+    every name of the document, adjacent to any node of the document (the reference)."""
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for a, b in edges:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    linked = {}
+    for doc, (seeds, names) in docs.items():
+        candidates = {name: set(entities[name]) for name in names if name in entities}
+        nodes = seeds.union(*candidates.values())
+        adjacency = {c: neighbours[c] & nodes for c in set().union(*candidates.values())}
+        linked[doc] = heuristic_links(seeds, candidates, adjacency, max_iterations)
+    return linked
+
+
+def seed_side_links(
+    spark,
+    docs: dict[str, tuple[set[str], set[str]]],
+    entities: dict[str, set[str]],
+    edges: set[tuple[str, str]],
+    max_iterations: int,
+) -> tuple[dict[str, dict[str, tuple[str, int]]], set[tuple[str, str, str]], dict[str, int]]:
+    """Algorithm 1 on what :func:`_reachable_candidates` generates; its links per document, the
+    candidates and the name-side sizes."""
+    cands, adjacency, size, persisted = _reachable_candidates(
+        spark.createDataFrame([(d, n) for d, (_, names) in docs.items() for n in names], "doc_id string, name string"),
+        spark.createDataFrame([(n, e) for n, es in entities.items() for e in es], "name string, entity_id string"),
+        spark.createDataFrame([(d, s) for d, (seeds, _) in docs.items() for s in seeds], "doc_id string, node string"),
+        spark.createDataFrame(sorted(edges | {(b, a) for a, b in edges}), "c string, n string"),
+        max_iterations,
     )
-    assert sorted(tuple(row) for row in adjacency.collect()) == [("d", "hub", "a"), ("d", "leaf", "b")]
+    found = {tuple(row) for row in cands.collect()}
+    neighbours: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in adjacency.collect():
+        neighbours[row["doc_id"]][row["c"]].add(row["n"])
+    sizes = {row["doc_id"]: row["size"] for row in size.collect()}
+    for df in persisted:
+        df.unpersist()
+    linked = {}
+    for doc, (seeds, _) in docs.items():
+        candidates: dict[str, set[str]] = defaultdict(set)
+        for d, name, entity in found:
+            if d == doc:
+                candidates[name].add(entity)
+        linked[doc] = heuristic_links(seeds, candidates, neighbours[doc], max_iterations)
+    return linked, found, sizes
+
+
+# A hand-built world: a chain s - b - c - e (multi-hop), an ambiguous name with an unreachable
+# entity ("A": a1 next to s, a2 nowhere near), a name whose two entities are both neighbours ("M"),
+# and a hub (more neighbours and names than any document has candidates, so it pairs with the
+# document's candidates instead of expanding) that is a seed in d-hub and an intermediate in d-via-hub.
+HUB_LEAVES = [f"x{i}" for i in range(30)]
+ENTITIES = {
+    "A": {"a1", "a2"},
+    "B": {"b"},
+    "C": {"c", "c2"},
+    "E": {"e"},
+    "M": {"m1", "m2"},
+    "Hub": {"hub"},
+    "X3": {"x3"},
+    "X5": {"x5", "far"},
+    "Y": {"y1", "y2"},
+    **{f"Leaf {leaf}": {leaf} for leaf in HUB_LEAVES},
+}
+EDGES = {("s", "a1"), ("s", "b"), ("b", "c"), ("c", "e"), ("s", "m1"), ("s", "m2"), ("s", "hub"), ("x3", "y2")}
+EDGES |= {("hub", leaf) for leaf in HUB_LEAVES} | {("hub", "y1"), ("a2", "far"), ("c2", "far")}
+DOCS = {
+    "d-chain": ({"s"}, {"A", "B", "C", "E", "M"}),
+    "d-seed-is-candidate": ({"a1"}, {"A", "B"}),
+    "d-hub": ({"hub"}, {"Hub", "X3", "Y", "A"}),
+    "d-via-hub": ({"s"}, {"Hub", "X5", "Y", "E"}),
+    "d-no-seed-near": ({"zzz"}, {"A", "C", "M"}),
+}
+
+
+@pytest.mark.parametrize("max_iterations", [1, 2, 3, 10])
+def test_seed_side_candidates_link_exactly_as_all_name_side_candidates(spark, max_iterations):
+    expected = name_side_links(DOCS, ENTITIES, EDGES, max_iterations)
+    linked, found, sizes = seed_side_links(spark, DOCS, ENTITIES, EDGES, max_iterations)
+    assert linked == expected
+    assert sizes == {doc: sum(len(ENTITIES[name]) for name in names) for doc, (_, names) in DOCS.items()}
+    # Unreachable candidates are never generated: a2 (only near "far", not a candidate anywhere),
+    # c2, "far", anything in d-no-seed-near; e only within three hops of s.
+    entities = {entity for _, _, entity in found}
+    assert not entities & {"a2", "c2", "far"}
+    assert not any(doc == "d-no-seed-near" for doc, _, _ in found)
+    assert (("d-chain", "E", "e") in found) == (max_iterations >= 3)
+    if max_iterations >= 3:
+        assert expected["d-chain"] == {"A": ("a1", 1), "B": ("b", 1), "C": ("c", 2), "E": ("e", 3)}
+        assert expected["d-hub"] == {"Hub": ("hub", 1), "X3": ("x3", 1), "Y": ("y1", 1)}
+        assert expected["d-via-hub"] == {"Hub": ("hub", 1), "X5": ("x5", 2), "Y": ("y1", 2)}
+
+
+def test_seed_side_candidates_on_random_graphs(spark):
+    """Property check: random worlds with hubs, ambiguous names and long chains link the same."""
+    rng = np.random.default_rng(7)
+    ids = [f"e{i}" for i in range(60)]
+    edges = {(ids[i], ids[j]) for i in range(60) for j in range(i + 1, 60) if rng.random() < 0.04}
+    edges |= {(ids[0], ids[j]) for j in range(1, 60) if rng.random() < 0.7}  # a hub
+    entities = {f"N{k}": set(rng.choice(ids, size=rng.integers(1, 4), replace=False)) for k in range(40)}
+    docs = {
+        f"d{k}": (set(rng.choice(ids, size=rng.integers(1, 4), replace=False)), set(rng.choice(list(entities), 12)))
+        for k in range(25)
+    }
+    for max_iterations in (2, 10):
+        expected = name_side_links(docs, entities, edges, max_iterations)
+        linked, found, _ = seed_side_links(spark, docs, entities, edges, max_iterations)
+        assert linked == expected
+        assert sum(map(len, expected.values())) > 25  # the worlds do link names, through several rounds
+        assert max(i for links in expected.values() for _, i in links.values()) >= 2
+        assert len(found) < sum(len(entities[n]) for _, names in docs.values() for n in names)
 
 
 def test_segment_document_rebases_anchor_spans():

@@ -38,12 +38,15 @@ Scaling choices (see the functions for details):
   sentence-initial article, and on all of Wikipedia the candidate rows would number 10^10-10^11.
   Algorithm 1 is unchanged on what is left: a name is linked only where exactly one entity of the
   neighbourhood carries it.
-* The per-document loop runs in Python on what the document can ever need: its seeds, its
-  candidate (name, entity) pairs and the hyperlink edges between a candidate and any of those
-  entities (nothing else can enter S). Those edges are found by joins that take, for each
-  (document, candidate), the cheaper of expanding the candidate's edges or pairing it with the
-  document's entities, so a hub page with a million links never multiplies every document that
-  mentions it.
+* The per-document loop runs in Python on what the document can ever need: its seeds, the
+  candidates Algorithm 1 can reach and the hyperlink edges it can test. An entity enters S' only
+  within ``max_iterations`` hops of a seed through the document's candidates, so the candidates
+  are generated from the seeds outwards, breadth first, instead of pairing each name of the
+  document with every entity of the name: the cost follows the documents' neighbourhoods, not the
+  names' ambiguity, which grows with the corpus, and the links are the same
+  (``candidate_pairs_unreachable`` counts the pairs never generated). Each (document, node) is
+  expanded the cheaper way, along its edges or by pairing it with the document's name-side
+  candidates, so a hub page with a million links never multiplies every document that links it.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache, partial, reduce
 from typing import Any
 
 import spacy
@@ -81,7 +84,7 @@ _SEGMENT_DDL = (
     "candidates array<struct<sent_idx:int,start:int,end:int,n_tokens:int,name:string>>, n_invalid int, n_blank int"
 )
 _NAMES_DDL = "doc_id string, sent_idx int, start int, end int, name string"
-_LINKS_DDL = "doc_id string, name string, entity_id string, iteration int, candidates int"
+_LINKS_DDL = "doc_id string, name string, entity_id string, iteration int, candidates int, unreachable int"
 
 
 @dataclass(frozen=True)
@@ -493,17 +496,33 @@ def heuristic_links(
 
 def _link_document(row: Mapping[str, Any], max_iterations: int) -> list[dict[str, Any]]:
     candidates: dict[str, set[str]] = defaultdict(set)
-    for pair in row["cands"]:
+    for pair in row["cands"] or []:
         candidates[pair["name"]].add(pair["entity_id"])
     adjacency: dict[str, set[str]] = defaultdict(set)
     for pair in row["adj"] or []:
         adjacency[pair["c"]].add(pair["n"])
     linked = heuristic_links(set(row["seeds"]), candidates, adjacency, max_iterations)
-    # Iteration 0 (no name) carries the document's candidate pairs: counted exactly, with no pass of its own.
+    # Iteration 0 (no name) carries the document's candidate pairs and the name-side pairs never
+    # generated (unreachable): counted exactly, with no pass of its own.
+    pairs = len(row["cands"] or [])
     return [
-        {"doc_id": row["doc_id"], "name": None, "entity_id": None, "iteration": 0, "candidates": len(row["cands"])}
+        {
+            "doc_id": row["doc_id"],
+            "name": None,
+            "entity_id": None,
+            "iteration": 0,
+            "candidates": pairs,
+            "unreachable": row["size"] - pairs,
+        }
     ] + [
-        {"doc_id": row["doc_id"], "name": name, "entity_id": entity, "iteration": iteration, "candidates": 0}
+        {
+            "doc_id": row["doc_id"],
+            "name": name,
+            "entity_id": entity,
+            "iteration": iteration,
+            "candidates": 0,
+            "unreachable": 0,
+        }
         for name, (entity, iteration) in linked.items()
     ]
 
@@ -522,54 +541,112 @@ def _undirected_edges(anchors: DataFrame, own: DataFrame) -> DataFrame:
     )
 
 
-def _restricted_adjacency(doc_cands: DataFrame, nodes: DataFrame, edges: DataFrame) -> DataFrame:
-    """(doc_id, c, n): candidate c of a document is linked to node n of the same document.
+def _reachable_candidates(
+    doc_names: DataFrame, name_entities: DataFrame, seeds: DataFrame, edges: DataFrame, max_iterations: int
+) -> tuple[DataFrame, DataFrame, DataFrame, list[DataFrame]]:
+    """The candidates Algorithm 1 can ever reach, generated from the seeds outwards.
 
-    Either expand c's edges and keep those landing on the document's nodes (cost: degree of c) or
-    pair c with every node of the document and keep the pairs that are edges (cost: number of
-    nodes); each (document, candidate) takes the cheaper way, so hubs cost at most the size of the
-    document's neighbourhood instead of their millions of links.
+    Returns (doc_id, name, entity_id) candidates, (doc_id, c, n) the edges between a candidate c
+    and a node n it can be reached from, (doc_id, size) the name-side candidate count of each
+    document (every entity of every name it contains: what was generated before), and the
+    persisted frames, for the caller to unpersist once the links are computed.
+
+    An entity enters S' in round i only when it is a seed or a hyperlink neighbour of an entity of
+    S, and S holds the seeds, then the candidates linked in the round before; so it must be within
+    ``max_iterations`` hops of a seed along a chain of the document's candidates. A candidate
+    farther than that is never in S', never decides a uniqueness test and is dropped without
+    changing any link (``tests/test_linking.py`` compares with all name-side candidates). Pairing
+    each name of a document with every entity of the name instead costs the names' ambiguity,
+    which grows with the corpus (a name gains entities as pages are added, on the replicated
+    benchmark one per copy), while the seeds' neighbourhoods do not.
+
+    The nodes are expanded breadth first, each once at its distance, up to ``max_iterations - 1``:
+    the edges found are all that the rounds can test (a node in S in round i is within i - 1 hops).
+    Expanding a node lists its neighbours and their names (``fanout``); a hub (a million links on
+    enwiki) expanded in every document that links it would cost more than the name side, so each
+    (document, node) takes the cheaper of expanding the node or pairing it with the document's
+    name-side candidates (``size``) and keeping the pairs that are edges. Level 0 also keeps the
+    seeds that are candidates themselves.
     """
-    degree = edges.groupBy("c").agg(F.count("*").alias("degree"))
-    size = nodes.groupBy("doc_id").agg(F.count("*").alias("size"))
-    routed = doc_cands.join(degree, "c").join(size, "doc_id")
-    nodes_as_n = nodes.withColumnRenamed("node", "n")
-    by_edges = (
-        routed.filter("degree <= size")
-        .join(edges, "c")
-        .select("doc_id", "c", "n")
-        .join(nodes_as_n, ["doc_id", "n"], "left_semi")
+    keep = StorageLevel.MEMORY_AND_DISK
+    by_entity = name_entities.select("name", F.col("entity_id").alias("c"))
+    per_entity = by_entity.groupBy("c").agg(F.count("*").alias("names"))
+    per_name = by_entity.groupBy("name").agg(F.count("*").alias("entities"))
+    size = doc_names.join(per_name, "name").groupBy("doc_id").agg(F.sum("entities").alias("size")).persist(keep)
+    out_edges = edges.select(F.col("c").alias("u"), F.col("n").alias("c"))
+    fanout = (
+        out_edges.join(per_entity, "c", "left")
+        .select("u", (1 + F.coalesce("names", F.lit(0))).alias("rows"))
+        .unionByName(per_entity.select(F.col("c").alias("u"), F.col("names").alias("rows")))
+        .groupBy("u")
+        .agg(F.sum("rows").alias("fanout"))
+        .persist(keep)
     )
-    by_nodes = (
-        routed.filter("degree > size")
-        .join(nodes_as_n, "doc_id")
-        .select("doc_id", "c", "n")
-        .join(edges, ["c", "n"], "left_semi")
-    )
-    return by_edges.unionByName(by_nodes).select("doc_id", "c", "n")
+    known = frontier = seeds.select("doc_id", F.col("node").alias("u")).distinct().persist(keep)
+    persisted = [size, fanout, known]
+    levels = []
+    for level in range(max_iterations):
+        routed = (
+            frontier.join(size, "doc_id")
+            .join(fanout, "u", "left")
+            .select("doc_id", "u", (F.coalesce("fanout", F.lit(0)) <= F.col("size")).alias("expand"))
+        )
+        near = routed.filter("expand").select("doc_id", "u")
+        reached = near.join(out_edges, "u")
+        if level == 0:
+            reached = reached.unionByName(near.select("doc_id", "u", F.col("u").alias("c")))
+        by_node = reached.join(by_entity, "c").join(doc_names, ["doc_id", "name"], "left_semi")
+        hubs = routed.filter(~F.col("expand")).select("doc_id", "u")
+        name_side = doc_names.join(hubs.select("doc_id").distinct(), "doc_id", "left_semi").join(by_entity, "name")
+        paired = hubs.join(name_side, "doc_id")
+        if level == 0:
+            edge = out_edges.withColumn("edge", F.lit(True))
+            by_name = paired.join(edge, ["u", "c"], "left").filter(F.col("edge") | (F.col("u") == F.col("c")))
+        else:
+            by_name = paired.join(out_edges, ["u", "c"], "left_semi")
+        # Checkpointed: a level's new nodes depend on the known ones twice (through the frontier
+        # and directly), so without cutting the lineage the plans double per level, and the final
+        # union of persisted (not checkpointed) levels ran the driver out of memory at 10 levels.
+        hits = by_node.select("doc_id", "u", "name", "c").unionByName(by_name.select("doc_id", "u", "name", "c"))
+        levels.append(hits.localCheckpoint())
+        if level + 1 == max_iterations:
+            break
+        new = levels[-1].select("doc_id", F.col("c").alias("u")).distinct().join(known, ["doc_id", "u"], "left_anti")
+        new = new.localCheckpoint()
+        if new.isEmpty():
+            break
+        known, frontier = known.unionByName(new), new
+    hits = reduce(DataFrame.unionByName, levels)
+    candidates = hits.select("doc_id", "name", F.col("c").alias("entity_id")).distinct()
+    adjacency = hits.filter(F.col("u") != F.col("c")).select("doc_id", "c", F.col("u").alias("n")).distinct()
+    return candidates, adjacency, size, persisted
 
 
 def _heuristic(
     names: DataFrame, anchors: DataFrame, own: DataFrame, name_entities: DataFrame, max_iterations: int
-) -> DataFrame:
-    """(doc_id, name, entity_id, iteration) for the names Algorithm 1 links in each document;
-    ``name_entities``: (name, entity_id), the entities each name key is an alias of."""
-    cands = names.select("doc_id", "name").distinct().join(name_entities, "name")
+) -> tuple[DataFrame, list[DataFrame]]:
+    """(doc_id, name, entity_id, iteration, candidates, unreachable) for the names Algorithm 1
+    links in each document, and the frames persisted meanwhile; ``name_entities``: (name,
+    entity_id), the entities each name key is an alias of."""
+    doc_names = names.select("doc_id", "name").distinct().persist(StorageLevel.MEMORY_AND_DISK)
     seeds = (
         anchors.select("doc_id", F.col("entity_id").alias("node"))
         .unionByName(own.filter(F.col("entity_id").isNotNull()).select("doc_id", F.col("entity_id").alias("node")))
         .distinct()
+        .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    nodes = seeds.unionByName(cands.select("doc_id", F.col("entity_id").alias("node"))).distinct()
-    doc_cands = cands.select("doc_id", F.col("entity_id").alias("c")).distinct()
-    adjacency = _restricted_adjacency(doc_cands, nodes, _undirected_edges(anchors, own))
+    edges = _undirected_edges(anchors, own).persist(StorageLevel.MEMORY_AND_DISK)
+    cands, adjacency, size, persisted = _reachable_candidates(doc_names, name_entities, seeds, edges, max_iterations)
+    listed = cands.groupBy("doc_id").agg(F.collect_list(F.struct("name", "entity_id")).alias("cands"))
     per_doc = (
-        cands.groupBy("doc_id")
-        .agg(F.collect_list(F.struct("name", "entity_id")).alias("cands"))
-        .join(seeds.groupBy("doc_id").agg(F.collect_list("node").alias("seeds")), "doc_id")
+        seeds.groupBy("doc_id")
+        .agg(F.collect_list("node").alias("seeds"))
+        .join(size, "doc_id")
+        .join(listed, "doc_id", "left")
         .join(adjacency.groupBy("doc_id").agg(F.collect_list(F.struct("c", "n")).alias("adj")), "doc_id", "left")
     )
-    return map_rows(per_doc, partial(_link_document, max_iterations=max_iterations), _LINKS_DDL)
+    links = map_rows(per_doc, partial(_link_document, max_iterations=max_iterations), _LINKS_DDL)
+    return links, [doc_names, seeds, edges, *persisted]
 
 
 # --- outputs -------------------------------------------------------------------------------------------
@@ -636,8 +713,9 @@ def link_wikipedia(
     which names and entities it considers at all (counted: ``names_stop_word``,
     ``name_entities_low_prior``, ``name_entities_over_cap``, ``names_low_link_prob``).
     ``candidate_pairs`` is the (document, name, entity) rows the heuristic's joins carry: what its
-    cost grows with. Counts come from passes the stage makes anyway where it can: each Spark action
-    is a job with its own fixed cost.
+    cost grows with; ``candidate_pairs_unreachable`` the pairs of a document's names and their
+    entities that no chain of hyperlinks from its seeds reaches, never generated. Counts come from
+    passes the stage makes anyway where it can: each Spark action is a job with its own fixed cost.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
@@ -702,17 +780,21 @@ def link_wikipedia(
         names = _longest_names(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
         own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
         candidates = name_entities.join(linkable, "name", "left_semi")
-        links = _heuristic(names, kept, own, candidates, max_iterations).persist(StorageLevel.MEMORY_AND_DISK)
-        cached += [exact, link_prob, names, links]
+        links, reached = _heuristic(names, kept, own, candidates, max_iterations)
+        links = links.persist(StorageLevel.MEMORY_AND_DISK)
+        cached += [exact, link_prob, names, links, *reached]
         low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
         found = low.crossJoin(names.agg(F.count("*").alias("names"))).first()
         counts.update(names_low_link_prob=found["low"], name_occurrences=found["names"])
-        counts["candidate_pairs"] = 0
-        for row in links.groupBy("iteration").agg(F.count("*").alias("n"), F.sum("candidates").alias("c")).collect():
+        counts.update(candidate_pairs=0, candidate_pairs_unreachable=0)
+        per_iteration = links.groupBy("iteration").agg(
+            F.count("*").alias("n"), F.sum("candidates").alias("c"), F.sum("unreachable").alias("u")
+        )
+        for row in per_iteration.collect():
             if row["iteration"]:
                 counts[f"heuristic_names_iteration_{row['iteration']}"] = row["n"]
             else:
-                counts["candidate_pairs"] = int(row["c"] or 0)
+                counts.update(candidate_pairs=int(row["c"] or 0), candidate_pairs_unreachable=int(row["u"] or 0))
         mentions = mentions.unionByName(
             names.join(links.filter("iteration > 0"), ["doc_id", "name"]).select(
                 "doc_id", "sent_idx", "start", "end", "entity_id", F.lit("heuristic").alias("method")
