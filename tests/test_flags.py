@@ -52,10 +52,15 @@ def _sweep(scores: list[float], chosen: float) -> dict:
     }
 
 
-def test_norm_sweep_flags_ties_and_all_zero():
+def test_norm_sweep_flags_ties_edges_and_all_zero():
     assert norm_sweep_flags([_sweep([0.1, 0.3, 0.2], 2.0)]) == []
-    (tie,) = norm_sweep_flags([_sweep([0.1, 0.3, 0.3, 0.3], 2.0)])
+    (tie,) = norm_sweep_flags([_sweep([0.1, 0.3, 0.3, 0.3, 0.1], 2.0)])
     assert "chosen L = 2 ties with L = 3, 4 (P@1 30.0 %)" in tie
+    (low,) = norm_sweep_flags([_sweep([0.4, 0.3, 0.2], 1.0)])
+    assert "chosen L = 1 is the smallest L swept" in low
+    (high,) = norm_sweep_flags([_sweep([0.1, 0.3, 0.4], 3.0)])
+    assert "chosen L = 3 is the largest L swept" in high
+    assert norm_sweep_flags([_sweep([0.4, 0.3], 1.0)]) == []  # two L values have no interior
     (zero,) = norm_sweep_flags([_sweep([0.0] * 10, 1.0)])
     assert "P@1 is 0 at every L" in zero
 

@@ -135,7 +135,10 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
         paper_norm = PAPER_NORMS.get(paper_model(sweep["model"]) or "")
         if paper_norm is not None:
             ax.axvline(paper_norm, color=colour, linestyle=":", label=f"paper's L for {name}")
-    ax.set_xticks(sorted(all_norms))
+    if max(all_norms) > 10 * min(all_norms):  # a grid in factors (0.25 .. 16) reads evenly on a log axis
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    ax.set_xticks(sorted(all_norms), [f"{n:g}" for n in sorted(all_norms)])
     ax.margins(y=0.2)  # room above the best L for its label, which autoscaling does not count
     ax.set_xlabel("norm L of the injected vectors")
     ax.set_ylabel("LAMA macro P@1 (%), all facts")

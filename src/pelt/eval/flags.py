@@ -1,5 +1,6 @@
 """Flags on results that look like numbers but measure nothing: every P@1 zero, a norm L that the
-sweep did not decide, a table that reached few facts, a fine-tuned model no better than guessing.
+sweep did not decide (a tie, or the edge of the swept range), a table that reached few facts, a
+fine-tuned model no better than guessing.
 
 A summary table shows such a result as plainly as a real one; these sentences go beside it (in the
 Markdown summaries, the report's tables and its landing page) so that a reader does not quote it.
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 FLAG = "Flag:"
 # What each family of flags checks, for the line that says none was raised.
 LAMA_CHECKS = "every P@1 zero, few facts injected"
-SWEEP_CHECKS = "P@1 zero at every L, chosen L a tie"
+SWEEP_CHECKS = "P@1 zero at every L, chosen L a tie or at the edge of the swept range"
 CHANCE_CHECKS = "accuracy at chance: 1/N for N-way episodes, 1/classes for Wiki80"
 # A variant that injects the table measures the table on the facts whose subject got a vector; with
 # fewer than this many (or this share of the facts), its P@1 says little about the table.
@@ -49,7 +50,9 @@ def lama_flags(results: Sequence[dict]) -> list[str]:
 
 def norm_sweep_flags(sweeps: Sequence[dict]) -> list[str]:
     """Flags for norm sweeps: the chosen L tied with other L values (picked by the tie rule, not by
-    the probe), or every P@1 of the sweep 0."""
+    the probe), the chosen L the smallest or largest swept (the maximum may lie outside the range:
+    the best L follows the scale of the model's token embeddings, about 1 for the demo model and
+    larger for a hub model), or every P@1 of the sweep 0."""
     flags = []
     for s in sweeps:
         name = f"norm sweep `{_model_name(s['model'])}`"
@@ -64,6 +67,12 @@ def norm_sweep_flags(sweeps: Sequence[dict]) -> list[str]:
                 f"{name}: the chosen L = {s['chosen_norm']:g} ties with L = "
                 f"{', '.join(f'{n:g}' for n in tied if n != s['chosen_norm'])} (P@1 {100 * best:.1f} %); "
                 "the tie rule picked it, not the probe."
+            )
+        if len(by_norm) > 2 and s["chosen_norm"] in (min(by_norm), max(by_norm)):
+            side = "smallest" if s["chosen_norm"] == min(by_norm) else "largest"
+            flags.append(
+                f"{name}: the chosen L = {s['chosen_norm']:g} is the {side} L swept; the best L may lie "
+                "outside the range: widen `norms`."
             )
     return flags
 
