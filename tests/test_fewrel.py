@@ -14,6 +14,7 @@ from relation_data import NAMES, records, write_wiki80
 
 from pelt.eval.fewrel import (
     _episode_logits,
+    _shared_logits,
     _train,
     episode_accuracy,
     proto_logits,
@@ -23,7 +24,7 @@ from pelt.eval.fewrel import (
     sample_episodes,
     split_fewrel,
 )
-from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances
+from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances, trains_deterministically
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks import Entity, Instance, read_instances
@@ -388,6 +389,43 @@ def test_proto_dropout_acts_on_the_encodings_in_training_only(tiny_model_dirs, d
     dropped = [_episode_logits(encoder, marked, episode, 0.5) for _ in range(2)]
     torch.testing.assert_close(plain[0], plain[1])
     assert not torch.allclose(dropped[0], dropped[1]) and not torch.allclose(dropped[0], plain[0])
+
+
+def test_a_step_encoding_each_instance_once_computes_the_per_episode_loss_and_gradient(tiny_model_dirs, data):  # noqa: F811
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    encoder = RelationEncoder(model, tokenizer, None, norm=None).train()
+    assert trains_deterministically(model)
+    instances = read_instances([data["train"]])
+    marked = encoder.mark(instances, [(None, None)] * len(instances))
+    rng = np.random.default_rng(0)
+    episodes = [sample_episode(relation_pool(instances, 3, 3, "t"), 3, 2, 1, rng) for _ in range(4)]
+    used = [i for ep in episodes for i in [*(i for row in ep.support for i in row), *ep.query]]
+    assert len(set(used)) < len(used)  # instances shared between episodes: encoded once
+
+    def loss_and_grads(logits_of_episodes):
+        model.zero_grad()
+        torch.manual_seed(7)  # the encodings' dropout: drawn episode by episode in both
+        logits = logits_of_episodes()
+        loss = sum(torch.nn.functional.cross_entropy(lg, torch.tensor(ep.labels)) for lg, ep in zip(logits, episodes))
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    alone = loss_and_grads(lambda: [_episode_logits(encoder, marked, ep, 0.5) for ep in episodes])
+    shared = loss_and_grads(lambda: _shared_logits(encoder, marked, episodes, 0.5))
+    torch.testing.assert_close(shared[0], alone[0])
+    assert len(shared[1]) == len(alone[1]) > 0
+    for got, expected in zip(shared[1], alone[1]):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-4)
+
+
+def test_only_a_model_without_dropout_trains_deterministically(tiny_model_dirs):  # noqa: F811
+    model, _ = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    assert trains_deterministically(model)
+    model.config.attention_probs_dropout_prob = 0.1  # an argument of the attention call, not a module
+    assert not trains_deterministically(model)
+    model.config.attention_probs_dropout_prob = 0.0
+    model.roberta.encoder.layer[0].output.dropout.p = 0.1
+    assert not trains_deterministically(model)
 
 
 def test_paper_schedule_validates_from_first_eval_without_clipping(tiny_model_dirs, data, tmp_path, monkeypatch):  # noqa: F811

@@ -336,6 +336,18 @@ def entity_counts(
     }
 
 
+def trains_deterministically(model: torch.nn.Module) -> bool:
+    """Whether training mode adds no randomness to ``model``'s forward: no dropout module with p > 0
+    and no dropout rate in its config (attention dropout may be an argument, not a module).  An
+    instance's encoding is then a function of the weights alone, so one forward per optimiser step
+    serves every episode that uses it."""
+    if any(isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0 for m in model.modules()):
+        return False
+    config = getattr(model, "config", None)
+    rates = [v for k, v in (vars(config) if config is not None else {}).items() if "dropout" in k]
+    return not any(isinstance(v, int | float) and v > 0 for v in rates)
+
+
 def seed_everything(seed: int) -> None:
     """Seed Python, NumPy and torch: dropout and initialisation then repeat exactly on CPU."""
     random.seed(seed)
