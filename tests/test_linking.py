@@ -13,9 +13,11 @@ import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.util import filter_spans
 
+import pelt.linking.link as link
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.linking.link import (
     MENTION_COLUMNS,
+    LinkGraph,
     Pruning,
     _link_probabilities,
     _name_entities,
@@ -27,6 +29,7 @@ from pelt.linking.link import (
     longest_names,
     ner_pipeline,
     normalize_alias,
+    reachable_candidates,
     segment_document,
     valid_anchors,
 )
@@ -220,6 +223,16 @@ def relink(spark, root, run: str, **options) -> dict[str, int]:
     )
 
 
+def test_the_spark_search_links_as_the_broadcast_graphs(spark, linked, monkeypatch):
+    """A graph too big to broadcast is searched in Spark: same mentions, same counts."""
+    counts, mentions, _, root = linked
+    monkeypatch.setattr(link, "SMALL_GRAPH_ROWS", 0)
+    assert relink(spark, root, "-spark") == counts
+    rows = sorted(map(tuple, spark.read.parquet(str(root / "mentions-spark")).collect()))
+    assert rows == sorted(map(tuple, mentions.collect()))
+    assert sum(1 for row in rows if row[-1] == "heuristic") > 5
+
+
 def test_without_heuristic_only_anchors(spark, linked):
     _, _, _, root = linked
     counts = relink(spark, root, "2", heuristic=False)
@@ -375,7 +388,7 @@ def seed_side_links(
     max_iterations: int,
 ) -> tuple[dict[str, dict[str, tuple[str, int]]], set[tuple[str, str, str]], dict[str, int]]:
     """Algorithm 1 on what :func:`_reachable_candidates` generates; its links per document, the
-    candidates and the name-side sizes."""
+    candidates, the name-side sizes and the (doc_id, c, n) edges."""
     cands, adjacency, size, persisted = _reachable_candidates(
         spark.createDataFrame([(d, n) for d, (_, names) in docs.items() for n in names], "doc_id string, name string"),
         spark.createDataFrame([(n, e) for n, es in entities.items() for e in es], "name string, entity_id string"),
@@ -384,9 +397,10 @@ def seed_side_links(
         max_iterations,
     )
     found = {tuple(row) for row in cands.collect()}
+    edge_rows = {tuple(row) for row in adjacency.collect()}
     neighbours: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for row in adjacency.collect():
-        neighbours[row["doc_id"]][row["c"]].add(row["n"])
+    for doc, c, n in edge_rows:
+        neighbours[doc][c].add(n)
     sizes = {row["doc_id"]: row["size"] for row in size.collect()}
     for df in persisted:
         df.unpersist()
@@ -397,7 +411,25 @@ def seed_side_links(
             if d == doc:
                 candidates[name].add(entity)
         linked[doc] = heuristic_links(seeds, candidates, neighbours[doc], max_iterations)
-    return linked, found, sizes
+    return linked, found, sizes, edge_rows
+
+
+def driver_side(
+    docs: dict[str, tuple[set[str], set[str]]],
+    entities: dict[str, set[str]],
+    edges: set[tuple[str, str]],
+    max_iterations: int,
+) -> tuple[set[tuple[str, str, str]], dict[str, int], set[tuple[str, str, str]]]:
+    """What :func:`reachable_candidates` finds over a :class:`LinkGraph`, in the shapes of
+    :func:`seed_side_links`: candidates, name-side sizes, edges."""
+    pairs = [(n, str(e)) for n, es in entities.items() for e in es]  # str: the random worlds hold numpy strings
+    graph = LinkGraph.from_pairs(edges | {(b, a) for a, b in edges}, pairs)
+    found, sizes, edge_rows = set(), {}, set()
+    for doc, (seeds, names) in docs.items():
+        pairs, doc_edges, sizes[doc] = reachable_candidates(seeds, names, graph, max_iterations)
+        found |= {(doc, name, entity) for name, entity in pairs}
+        edge_rows |= {(doc, c, n) for c, n in doc_edges}
+    return found, sizes, edge_rows
 
 
 # A hand-built world: a chain s - b - c - e (multi-hop), an ambiguous name with an unreachable
@@ -431,8 +463,10 @@ DOCS = {
 @pytest.mark.parametrize("max_iterations", [1, 2, 3, 10])
 def test_seed_side_candidates_link_exactly_as_all_name_side_candidates(spark, max_iterations):
     expected = name_side_links(DOCS, ENTITIES, EDGES, max_iterations)
-    linked, found, sizes = seed_side_links(spark, DOCS, ENTITIES, EDGES, max_iterations)
+    linked, found, sizes, edge_rows = seed_side_links(spark, DOCS, ENTITIES, EDGES, max_iterations)
     assert linked == expected
+    # The search over a broadcast graph (small corpora) generates exactly what the Spark one does.
+    assert driver_side(DOCS, ENTITIES, EDGES, max_iterations) == (found, sizes, edge_rows)
     assert sizes == {doc: sum(len(ENTITIES[name]) for name in names) for doc, (_, names) in DOCS.items()}
     # Unreachable candidates are never generated: a2 (only near "far", not a candidate anywhere),
     # c2, "far", anything in d-no-seed-near; e only within three hops of s.
@@ -459,8 +493,9 @@ def test_seed_side_candidates_on_random_graphs(spark):
     }
     for max_iterations in (2, 10):
         expected = name_side_links(docs, entities, edges, max_iterations)
-        linked, found, _ = seed_side_links(spark, docs, entities, edges, max_iterations)
+        linked, found, sizes, edge_rows = seed_side_links(spark, docs, entities, edges, max_iterations)
         assert linked == expected
+        assert driver_side(docs, entities, edges, max_iterations) == (found, sizes, edge_rows)
         assert sum(map(len, expected.values())) > 25  # the worlds do link names, through several rounds
         assert max(i for links in expected.values() for _, i in links.values()) >= 2
         assert len(found) < sum(len(entities[n]) for _, names in docs.values() for n in names)

@@ -47,6 +47,10 @@ Scaling choices (see the functions for details):
   (``candidate_pairs_unreachable`` counts the pairs never generated). Each (document, node) is
   expanded the cheaper way, along its edges or by pairing it with the document's name-side
   candidates, so a hub page with a million links never multiplies every document that links it.
+  The search runs in Spark, joins per level, only when the graph is too big to broadcast
+  (``SMALL_GRAPH_ROWS``); a smaller one (the demo, the real sample, the tests) is collected once
+  and each document searched in its Python worker, the same candidates without the dozens of
+  small Spark jobs of the levels.
 """
 
 from __future__ import annotations
@@ -57,17 +61,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial, reduce
+from sys import intern
 from typing import Any
 
 import spacy
-from pyspark import StorageLevel
+from pyspark import Broadcast, StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
 from pelt.corpus.documents import count_duplicate_titles, read_documents, read_pages, read_wikipedia_documents
-from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_key
+from pelt.linking.names import BloomFilter, candidate_names, filter_entries, name_filter, name_key
 from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
 from pelt.spark import fit_partitions, input_bytes, map_rows
 
@@ -75,6 +80,13 @@ log = logging.getLogger(__name__)
 
 # Redirects to redirects are rare (bots fix them) and longer chains are almost always loops.
 MAX_REDIRECT_DEPTH = 5
+
+# The most hyperlink edges plus candidate (name, entity) pairs that the heuristic broadcasts to
+# every Python worker (:class:`LinkGraph`, about 160 bytes a row there: some 16 MB, beside the
+# 400-500 MB a linking worker peaks at); a larger graph is searched in Spark. The bound used
+# (:func:`link_wikipedia`) is about 4,000 rows on the demo, 64,000 on the real dump sample, 10^9
+# on enwiki.
+SMALL_GRAPH_ROWS = 100_000
 
 MENTION_COLUMNS = ("doc_id", "sent_idx", "sentence", "start", "end", "entity_id", "method")
 
@@ -233,18 +245,16 @@ def _documents(
 def _segment_documents(
     documents: DataFrame,
     splits: int,
-    name_table: DataFrame | None = None,
+    name_filter: BloomFilter | None = None,
     fold_case: bool = False,
     ner_model: str | None = None,
-    filter_items: int | None = None,
 ) -> tuple[DataFrame, dict[str, int]]:
     """Segment every document, spread over ``splits`` partitions first when read in fewer (a
     Parquet file written by one task is one split however big, and segmenting is the heaviest step;
     a small input is left as it is, a shuffle of it would cost more than it saves), finding
-    candidates of the ``name`` keys of ``name_table`` when given; return the (persisted) segments
-    and their counts."""
+    candidate names in ``name_filter`` when given; return the (persisted) segments and their counts."""
     spark_context = documents.sparkSession.sparkContext
-    bloom = spark_context.broadcast(_name_filter(name_table, filter_items)) if name_table is not None else None
+    bloom = spark_context.broadcast(name_filter) if name_filter is not None else None
     if documents.rdd.getNumPartitions() < splits:
         documents = documents.repartition(splits)
 
@@ -267,12 +277,10 @@ def _segment_documents(
 # --- names: aliases found in text -------------------------------------------------------------------
 
 
-def _name_filter(name_table: DataFrame, n_items: int | None = None) -> BloomFilter:
+def _name_filter(name_table: DataFrame, n_items: int) -> BloomFilter:
     """Bloom filter of the distinct ``name`` keys and their token prefixes, built per partition;
-    ``n_items`` (their tokens) when already counted saves a pass."""
+    ``n_items``: their tokens, counted in a pass made anyway."""
     names = name_table.select("name").distinct()
-    if n_items is None:
-        n_items = names.agg(F.sum(F.size(F.split("name", " ")))).first()[0] or 0
     empty = BloomFilter.for_items(n_items)
 
     def build(rows: Iterable[Any]) -> Iterator[BloomFilter]:
@@ -494,29 +502,37 @@ def heuristic_links(
     return linked
 
 
-def _link_document(row: Mapping[str, Any], max_iterations: int) -> list[dict[str, Any]]:
+def _document_links(
+    doc_id: str,
+    seeds: set[str],
+    pairs: set[tuple[str, str]],
+    edges: set[tuple[str, str]],
+    size: int,
+    max_iterations: int,
+) -> list[dict[str, Any]]:
+    """Algorithm 1 on one document's candidate (name, entity) ``pairs`` and (candidate, neighbour)
+    ``edges``, as rows of ``_LINKS_DDL``; ``size``: the document's name-side candidate pairs."""
     candidates: dict[str, set[str]] = defaultdict(set)
-    for pair in row["cands"] or []:
-        candidates[pair["name"]].add(pair["entity_id"])
+    for name, entity in pairs:
+        candidates[name].add(entity)
     adjacency: dict[str, set[str]] = defaultdict(set)
-    for pair in row["adj"] or []:
-        adjacency[pair["c"]].add(pair["n"])
-    linked = heuristic_links(set(row["seeds"]), candidates, adjacency, max_iterations)
+    for candidate, neighbour in edges:
+        adjacency[candidate].add(neighbour)
+    linked = heuristic_links(seeds, candidates, adjacency, max_iterations)
     # Iteration 0 (no name) carries the document's candidate pairs and the name-side pairs never
     # generated (unreachable): counted exactly, with no pass of its own.
-    pairs = len(row["cands"] or [])
     return [
         {
-            "doc_id": row["doc_id"],
+            "doc_id": doc_id,
             "name": None,
             "entity_id": None,
             "iteration": 0,
-            "candidates": pairs,
-            "unreachable": row["size"] - pairs,
+            "candidates": len(pairs),
+            "unreachable": size - len(pairs),
         }
     ] + [
         {
-            "doc_id": row["doc_id"],
+            "doc_id": doc_id,
             "name": name,
             "entity_id": entity,
             "iteration": iteration,
@@ -525,6 +541,94 @@ def _link_document(row: Mapping[str, Any], max_iterations: int) -> list[dict[str
         }
         for name, (entity, iteration) in linked.items()
     ]
+
+
+def _link_document(row: Mapping[str, Any], max_iterations: int) -> list[dict[str, Any]]:
+    """Algorithm 1 on a document's candidates and edges generated in Spark (:func:`_reachable_candidates`)."""
+    pairs = {(pair["name"], pair["entity_id"]) for pair in row["cands"] or []}
+    edges = {(pair["c"], pair["n"]) for pair in row["adj"] or []}
+    return _document_links(row["doc_id"], set(row["seeds"]), pairs, edges, row["size"], max_iterations)
+
+
+@dataclass(frozen=True)
+class LinkGraph:
+    """The hyperlink graph and the candidates' names of a corpus small enough to be broadcast to
+    every Python worker (:data:`SMALL_GRAPH_ROWS`), so each document's search runs there in one
+    pass instead of as Spark jobs per level (:func:`reachable_candidates`).
+
+    ``neighbours``: entity -> its hyperlink neighbours (both directions); ``entities``: name ->
+    the entities it may link to; ``names``: entity -> the names it is a candidate of."""
+
+    neighbours: Mapping[str, frozenset[str]]
+    entities: Mapping[str, tuple[str, ...]]
+    names: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def from_pairs(cls, edges: Iterable[tuple[str, str]], name_entities: Iterable[tuple[str, str]]) -> LinkGraph:
+        """From (c, n) edges, both directions listed, and (name, entity_id) candidate pairs. Each
+        title is held once (interned): collected rows hold copies, which would also be pickled
+        apart and take a third more of every worker's memory."""
+        neighbours: dict[str, set[str]] = defaultdict(set)
+        for c, n in edges:
+            neighbours[intern(c)].add(intern(n))
+        entities: dict[str, set[str]] = defaultdict(set)
+        names: dict[str, set[str]] = defaultdict(set)
+        for name, entity in name_entities:
+            name, entity = intern(name), intern(entity)
+            entities[name].add(entity)
+            names[entity].add(name)
+        return cls(
+            {c: frozenset(ns) for c, ns in neighbours.items()},
+            {name: tuple(sorted(es)) for name, es in entities.items()},
+            {entity: tuple(sorted(ns)) for entity, ns in names.items()},
+        )
+
+
+def reachable_candidates(
+    seeds: set[str], names: set[str], graph: LinkGraph, max_iterations: int
+) -> tuple[set[tuple[str, str]], set[tuple[str, str]], int]:
+    """One document's search of :func:`_reachable_candidates` in Python: its (name, entity)
+    candidates, its (candidate, neighbour) edges and its name-side candidate count, the same sets.
+
+    Breadth first from the seeds, each node expanded once, at its distance, the cheaper way (its
+    neighbours, or the document's name-side pairs that are its edges: a hub is never listed in
+    full per document); level 0 also keeps the seeds that are candidates themselves.
+    """
+    name_side = [(name, entity) for name in names for entity in graph.entities.get(name, ())]
+    pairs: set[tuple[str, str]] = set()
+    edges: set[tuple[str, str]] = set()
+    known = set(seeds)
+    frontier = known
+    for level in range(max_iterations):
+        reached: set[str] = set()
+        for u in frontier:
+            neighbours = graph.neighbours.get(u, frozenset())
+            if len(neighbours) <= len(name_side):
+                targets = neighbours | {u} if level == 0 else neighbours
+                hits = [(name, c) for c in targets for name in graph.names.get(c, ()) if name in names]
+            else:
+                hits = [(name, c) for name, c in name_side if c in neighbours or (level == 0 and c == u)]
+            for name, c in hits:
+                pairs.add((name, c))
+                reached.add(c)
+                if c != u:
+                    edges.add((c, u))
+        if level + 1 == max_iterations:
+            break
+        frontier = reached - known
+        if not frontier:
+            break
+        known |= frontier
+    return pairs, edges, len(name_side)
+
+
+def _link_small_document(
+    row: Mapping[str, Any], graph: Broadcast[LinkGraph], max_iterations: int
+) -> list[dict[str, Any]]:
+    """Algorithm 1 on one document, its candidates searched over the broadcast ``graph``."""
+    seeds = set(row["seeds"])
+    pairs, edges, size = reachable_candidates(seeds, set(row["names"]), graph.value, max_iterations)
+    return _document_links(row["doc_id"], seeds, pairs, edges, size, max_iterations)
 
 
 def _undirected_edges(anchors: DataFrame, own: DataFrame) -> DataFrame:
@@ -623,19 +727,40 @@ def _reachable_candidates(
 
 
 def _heuristic(
-    names: DataFrame, anchors: DataFrame, own: DataFrame, name_entities: DataFrame, max_iterations: int
-) -> tuple[DataFrame, list[DataFrame]]:
+    names: DataFrame,
+    anchors: DataFrame,
+    own: DataFrame,
+    name_entities: DataFrame,
+    max_iterations: int,
+    graph_rows: int,
+) -> tuple[DataFrame, list[DataFrame | Broadcast[LinkGraph]]]:
     """(doc_id, name, entity_id, iteration, candidates, unreachable) for the names Algorithm 1
-    links in each document, and the frames persisted meanwhile; ``name_entities``: (name,
-    entity_id), the entities each name key is an alias of."""
-    doc_names = names.select("doc_id", "name").distinct().persist(StorageLevel.MEMORY_AND_DISK)
-    seeds = (
-        anchors.select("doc_id", F.col("entity_id").alias("node"))
-        .unionByName(own.filter(F.col("entity_id").isNotNull()).select("doc_id", F.col("entity_id").alias("node")))
-        .distinct()
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    links in each document, and what was persisted or broadcast meanwhile, for the caller to
+    release; ``name_entities``: (name, entity_id), the entities each name key is an alias of;
+    ``graph_rows``: a bound on the rows of the hyperlink edges and ``name_entities``.
+
+    A graph of at most :data:`SMALL_GRAPH_ROWS` rows is collected once and broadcast, and each
+    document's search runs in its Python worker (:func:`reachable_candidates`): the same candidates
+    as the Spark search, without its jobs per level, which on a small corpus (the demo, the tests)
+    cost far more than the search itself. A larger graph is searched in Spark
+    (:func:`_reachable_candidates`).
+    """
+    seeds = anchors.select("doc_id", F.col("entity_id").alias("node")).unionByName(
+        own.filter(F.col("entity_id").isNotNull()).select("doc_id", F.col("entity_id").alias("node"))
     )
-    edges = _undirected_edges(anchors, own).persist(StorageLevel.MEMORY_AND_DISK)
+    edges = _undirected_edges(anchors, own)
+    if graph_rows <= SMALL_GRAPH_ROWS:
+        graph = names.sparkSession.sparkContext.broadcast(_collect_graph(edges, name_entities))
+        per_doc = (
+            seeds.groupBy("doc_id")
+            .agg(F.collect_set("node").alias("seeds"))
+            .join(names.groupBy("doc_id").agg(F.collect_set("name").alias("names")), "doc_id")
+        )
+        link = partial(_link_small_document, graph=graph, max_iterations=max_iterations)
+        return map_rows(per_doc, link, _LINKS_DDL), [graph]
+    doc_names = names.select("doc_id", "name").distinct().persist(StorageLevel.MEMORY_AND_DISK)
+    seeds = seeds.distinct().persist(StorageLevel.MEMORY_AND_DISK)
+    edges = edges.persist(StorageLevel.MEMORY_AND_DISK)
     cands, adjacency, size, persisted = _reachable_candidates(doc_names, name_entities, seeds, edges, max_iterations)
     listed = cands.groupBy("doc_id").agg(F.collect_list(F.struct("name", "entity_id")).alias("cands"))
     per_doc = (
@@ -647,6 +772,20 @@ def _heuristic(
     )
     links = map_rows(per_doc, partial(_link_document, max_iterations=max_iterations), _LINKS_DDL)
     return links, [doc_names, seeds, edges, *persisted]
+
+
+def _collect_graph(edges: DataFrame, name_entities: DataFrame) -> LinkGraph:
+    """The (c, n) ``edges`` and (name, entity_id) ``name_entities`` on the driver, in one job."""
+    rows = (
+        edges.select(F.lit(True).alias("edge"), F.col("c").alias("a"), F.col("n").alias("b"))
+        .unionByName(
+            name_entities.select(F.lit(False).alias("edge"), F.col("name").alias("a"), F.col("entity_id").alias("b"))
+        )
+        .collect()
+    )
+    return LinkGraph.from_pairs(
+        ((row["a"], row["b"]) for row in rows if row["edge"]), ((row["a"], row["b"]) for row in rows if not row["edge"])
+    )
 
 
 # --- outputs -------------------------------------------------------------------------------------------
@@ -751,17 +890,16 @@ def link_wikipedia(
     aliases = spark.read.parquet(aliases_out)
     counts["aliases"] = aliases.count()
 
-    name_entities = filter_items = None
+    name_entities = bloom = None
     if heuristic:
         alias_names = _alias_names(aliases).persist(StorageLevel.MEMORY_AND_DISK)
         scored, name_counts = _name_entities(alias_names, aliases, pruning)
         filter_items = name_counts.pop("filter_items")
         counts.update(name_counts)
         name_entities = scored.filter("kept")
+        bloom = _name_filter(name_entities, filter_items)
         cached += [alias_names, scored]
-    segments, segment_counts = _segment_documents(
-        documents, splits, name_entities, ner_model=ner_model, filter_items=filter_items
-    )
+    segments, segment_counts = _segment_documents(documents, splits, bloom, ner_model=ner_model)
     counts.update(segment_counts)
     cached.append(segments)
     placed = segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*")
@@ -780,7 +918,9 @@ def link_wikipedia(
         names = _longest_names(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
         own = _resolve(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
         candidates = name_entities.join(linkable, "name", "left_semi")
-        links, reached = _heuristic(names, kept, own, candidates, max_iterations)
+        # Edges: at most two per anchor (both directions); candidate pairs: at most every pair.
+        graph_rows = 2 * counts["anchors"] + counts["name_entity_pairs"]
+        links, reached = _heuristic(names, kept, own, candidates, max_iterations, graph_rows)
         links = links.persist(StorageLevel.MEMORY_AND_DISK)
         cached += [exact, link_prob, names, links, *reached]
         low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
@@ -840,10 +980,11 @@ def link_by_string(
     documents, document_counts = _documents(spark, documents_path)
     counts.update(document_counts)
     name_entities = spark.createDataFrame(sorted(unique.items()), "name string, entity_id string")
+    # The names are on the driver already: their filter is built here, without a Spark job.
     segments, segment_counts = _segment_documents(
         documents,
         fit_partitions(spark, input_bytes(documents_path)),
-        name_entities,
+        name_filter(list(unique)),
         fold_case=lowercase_names_any_case,
         ner_model=ner_model,
     )
