@@ -204,6 +204,15 @@ def rest(spark: Any, path: str) -> list[dict[str, Any]]:
         return json.load(response)
 
 
+def shuffle_by_site(stages: list[dict[str, Any]]) -> dict[str, int]:
+    """Shuffle bytes written per call site (a Spark stage's name, "join at link.py:612"), so that
+    a total that grows faster than the input can be traced to the pass that makes it."""
+    sites: dict[str, int] = {}
+    for s in stages:
+        sites[s["name"]] = sites.get(s["name"], 0) + s["shuffleWriteBytes"]
+    return {site: b for site, b in sorted(sites.items(), key=lambda item: -item[1]) if b}
+
+
 def run_stage(stage: str, work: Path, master: str) -> dict[str, Any]:
     """Run one stage on ``work``'s dump or corpus in this process; the measurements."""
     from pelt.corpus.wikipedia import build_wikipedia_corpus
@@ -234,6 +243,7 @@ def run_stage(stage: str, work: Path, master: str) -> dict[str, Any]:
         "stages": len(stages),
         "tasks": sum(s["numCompleteTasks"] for s in stages),
         "shuffle_write_bytes": sum(s["shuffleWriteBytes"] for s in stages),
+        "shuffle_write_bytes_by_site": shuffle_by_site(stages),
         "executor_cpu_s": round(sum(s["executorCpuTime"] for s in stages) / 1e9, 2),
         "peak_worker_rss_mb": round(peak_kb / 1024, 1),
         "counts": counts,
@@ -293,6 +303,14 @@ def markdown(results: dict[int, dict[str, Any]]) -> str:
     lines += ["", "| stage | " + " | ".join(METRICS) + " |", "|---|" + "---|" * len(METRICS)]
     for stage in ("corpus", "linking"):
         lines.append(f"| {stage} | " + " | ".join(str(growth(results, stage, m)) for m in METRICS) + " |")
+    scales = sorted(results)
+    sites = results[scales[-1]]["linking"].get("shuffle_write_bytes_by_site", {})
+    if sites:
+        lines += ["", "| linking shuffle call site | " + " | ".join(f"{x}x MB" for x in scales) + " |"]
+        lines.append("|---|" + "---|" * len(scales))
+        for site in list(sites)[:10]:
+            mb = [results[x]["linking"].get("shuffle_write_bytes_by_site", {}).get(site, 0) / 1e6 for x in scales]
+            lines.append(f"| {site} | " + " | ".join(f"{v:.1f}" for v in mb) + " |")
     return "\n".join(lines)
 
 
