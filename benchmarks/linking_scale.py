@@ -213,13 +213,14 @@ def shuffle_by_site(stages: list[dict[str, Any]]) -> dict[str, int]:
     return {site: b for site, b in sorted(sites.items(), key=lambda item: -item[1]) if b}
 
 
-def run_stage(stage: str, work: Path, master: str) -> dict[str, Any]:
-    """Run one stage on ``work``'s dump or corpus in this process; the measurements."""
+def run_stage(stage: str, work: Path, master: str, conf: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run one stage on ``work``'s dump or corpus in this process, ``conf`` added to the Spark
+    session's; the measurements."""
     from pelt.corpus.wikipedia import build_wikipedia_corpus
     from pelt.linking.link import link_wikipedia
     from pelt.spark import get_spark
 
-    spark = get_spark(master, app_name=f"linking-scale-{stage}", conf={"spark.ui.enabled": "true"})
+    spark = get_spark(master, app_name=f"linking-scale-{stage}", conf={**(conf or {}), "spark.ui.enabled": "true"})
     jvm = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     start_cpu, start = cpu(jvm), time.perf_counter()
     memory = WorkerMemory(jvm)
@@ -320,12 +321,19 @@ def main() -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--rename", choices=("titles", "words"), default="words")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for both stages, e.g. spark.sql.autoBroadcastJoinThreshold=-1 (every join a shuffle)",
+    )
     parser.add_argument("--out", default="results/benchmarks/linking_scale.json")
     parser.add_argument("--stage", choices=("corpus", "linking"), help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:  # a child: one stage, the result as JSON on the last line of stdout
-        print(json.dumps(run_stage(args.stage, Path(args.work), args.master)))
+        print(json.dumps(run_stage(args.stage, Path(args.work), args.master, dict(c.split("=", 1) for c in args.conf))))
         return
     results: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="pelt-linking-scale-") as tmp:
@@ -335,6 +343,7 @@ def main() -> None:
             results[scale] = {"dump": replicate(Path(args.dump), work / "dump.xml.bz2", scale, args.rename)}
             for stage in ("corpus", "linking"):
                 cmd = [sys.executable, __file__, "--stage", stage, "--work", str(work), "--master", args.master]
+                cmd += [f"--conf={c}" for c in args.conf]
                 done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
                 results[scale][stage] = json.loads(done.stdout.strip().splitlines()[-1])
                 print(f"{scale}x {stage}: {json.dumps(results[scale][stage]['cpu_s'])}", file=sys.stderr, flush=True)
