@@ -46,6 +46,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = REPO.parent / "shared" / "data" / "wikipedia_dump_sample"
+PAGES_PER_STREAM = 100  # Wikimedia's multistream dumps: 100 pages per bz2 stream
 ID_OFFSET = 10**9  # page ids of copy k: id + k * ID_OFFSET (real ids stay below 10^8)
 
 _PAGE = re.compile(r"<page>.*?</page>\s*", re.S)
@@ -111,19 +112,38 @@ def rename_page(page: str, k: int, rename: str, anchored: frozenset[str] = froze
     return page
 
 
-def replicate(source: Path, out: Path, copies: int, rename: str) -> dict[str, int]:
-    """Write ``copies`` copies of the pages of ``source`` (a bz2 dump) into one bz2 dump ``out``."""
+def replicate(source: Path, out: Path, copies: int, rename: str, kind: str = "single") -> dict[str, int]:
+    """Write ``copies`` copies of the pages of ``source`` (a bz2 dump) into one bz2 dump ``out``:
+    one bz2 stream (``single``), or Wikimedia's ``multistream`` layout, a stream per
+    :data:`PAGES_PER_STREAM` pages with its ``-index.txt.bz2`` beside it (``out`` must then be
+    named ``...multistream.xml.bz2``), which the corpus stage reads in byte ranges."""
     xml = bz2.decompress(source.read_bytes()).decode("utf-8")
     pages = list(_PAGE.finditer(xml))
     head, tail = xml[: pages[0].start()], xml[pages[-1].end() :]
     anchored = anchor_words(page.group(0) for page in pages) if rename == "words" else frozenset()
-    with bz2.open(out, "wt", encoding="utf-8") as fh:
-        fh.write(head)
-        for k in range(copies):
-            for page in pages:
-                fh.write(page.group(0) if k == 0 else rename_page(page.group(0), k, rename, anchored))
-        fh.write(tail)
-    return {"pages": len(pages) * copies, "bytes_bz2": out.stat().st_size}
+    copied = [
+        page.group(0) if k == 0 else rename_page(page.group(0), k, rename, anchored)
+        for k in range(copies)
+        for page in pages
+    ]
+    if kind == "single":
+        with bz2.open(out, "wt", encoding="utf-8") as fh:
+            fh.write(head + "".join(copied) + tail)
+        return {"pages": len(copied), "bytes_bz2": out.stat().st_size}
+    streams = [bz2.compress(head.encode())]
+    index, offset = [], len(streams[0])
+    for lo in range(0, len(copied), PAGES_PER_STREAM):
+        group = copied[lo : lo + PAGES_PER_STREAM]
+        for page in group:
+            page_id, title = _PAGE_ID.search(page).group(1), _TITLE.search(page).group(2)
+            index.append(f"{offset}:{page_id}:{title}\n")
+        streams.append(bz2.compress("".join(group).encode()))
+        offset += len(streams[-1])
+    streams.append(bz2.compress(tail.encode()))
+    out.write_bytes(b"".join(streams))
+    index_path = out.with_name(out.name.replace("multistream.xml", "multistream-index.txt"))
+    index_path.write_bytes(bz2.compress("".join(index).encode()))
+    return {"pages": len(copied), "bytes_bz2": out.stat().st_size, "streams": len(streams)}
 
 
 # --- one stage, in its own process ----------------------------------------------------------------------
@@ -226,7 +246,7 @@ def run_stage(stage: str, work: Path, master: str, conf: dict[str, str] | None =
     memory = WorkerMemory(jvm)
     if stage == "corpus":
         counts = build_wikipedia_corpus(
-            spark, [str(work / "dump.xml.bz2")], str(work / "documents"), str(work / "pages")
+            spark, [str(next(work.glob("dump*.xml.bz2")))], str(work / "documents"), str(work / "pages")
         )
     else:
         counts = link_wikipedia(
@@ -322,6 +342,9 @@ def main() -> None:
     parser.add_argument("--rename", choices=("titles", "words"), default="words")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument(
+        "--kind", choices=("single", "multistream"), default="single", help="the replicated dump's layout"
+    )
+    parser.add_argument(
         "--conf",
         action="append",
         default=[],
@@ -340,7 +363,8 @@ def main() -> None:
         for scale in args.scales:
             work = Path(tmp) / f"x{scale}"
             work.mkdir()
-            results[scale] = {"dump": replicate(Path(args.dump), work / "dump.xml.bz2", scale, args.rename)}
+            dump = work / ("dump-multistream.xml.bz2" if args.kind == "multistream" else "dump.xml.bz2")
+            results[scale] = {"dump": replicate(Path(args.dump), dump, scale, args.rename, args.kind)}
             for stage in ("corpus", "linking"):
                 cmd = [sys.executable, __file__, "--stage", stage, "--work", str(work), "--master", args.master]
                 cmd += [f"--conf={c}" for c in args.conf]
