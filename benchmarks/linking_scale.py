@@ -24,6 +24,11 @@ Python, the JVM's CPU spent starting the session (apart), Spark jobs, stages and
 bytes written (Spark's REST API), the peak resident memory of one Python worker (``VmHWM``), and
 the linking counts (candidate pairs: the (document, name, entity) rows of the heuristic's joins).
 
+``--kind multistream`` writes each replicated dump as Wikimedia's multistream files (100 pages per
+bz2 stream, with the index beside it), which the corpus stage reads in byte ranges; the default is
+one bz2 stream. ``--conf KEY=VALUE`` adds a Spark setting to both stages, and the shuffle bytes are
+also reported per call site.
+
     nice -n 10 python benchmarks/linking_scale.py --scales 1 4 16 --out results/benchmarks/linking_scale.json
 """
 
