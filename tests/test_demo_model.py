@@ -93,3 +93,18 @@ def test_a_packed_batch_computes_what_each_block_computes_alone():
     assert seen == len(blocks) and torch.isfinite(packed).all()
     with pytest.raises(ValueError, match="does not fit"):
         pack_blocks([[5] * 13], 12, pad_id=1)
+
+
+def test_demo_model_precision_is_recorded_and_changes_the_weights(documents, tmp_path):
+    """bf16 autocast is really used (the weights differ from fp32's) and still learns; training.json says which ran."""
+    runs = {
+        p: train_demo_model(str(documents), str(tmp_path / p), steps=20, precision=p, **SMALL) for p in ("fp32", "bf16")
+    }
+    assert runs["fp32"]["precision"] == "fp32" and runs["bf16"]["precision"] == "bf16 autocast"
+    assert runs["bf16"]["final_loss"] < runs["bf16"]["initial_loss"]
+    assert abs(runs["bf16"]["initial_loss"] - runs["fp32"]["initial_loss"]) < 0.05  # same batch, same start
+    a, b = (load_file(tmp_path / p / "model.safetensors") for p in ("fp32", "bf16"))
+    assert all(a[k].dtype == torch.float32 == b[k].dtype for k in a)  # fp32 weights either way
+    assert not all(torch.equal(a[k], b[k]) for k in a)
+    # fp32 attention is for training only: the saved model loads with the default
+    assert load_masked_lm(str(tmp_path / "bf16"))[0].config._attn_implementation == "sdpa"

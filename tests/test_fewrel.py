@@ -244,11 +244,13 @@ def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path
         task_entities_path=None,
         norm=None,
         exclude=absent,
+        precision="fp32",  # the reference below is fp32
         **args,
     )
     assert result["validation"] == {"history": [], "best_step": 0, "best_accuracy": None, "episodes": 0}
     assert result["data"]["validation_source"] == "none"
     assert result["data"]["train_instances"] == result["data"]["validation_instances"] == 0
+    assert result["hyperparameters"]["precision"] == "fp32"
     # the score is that of the unchanged pre-trained encoder on the seed's test episodes
     model, tokenizer = load_masked_lm(model_dir, precision="fp32")
     encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=SMALL["max_length"])

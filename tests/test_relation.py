@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+import torch.nn.functional as F
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.relation import (
@@ -19,11 +20,12 @@ from pelt.eval.relation import (
     drop_overlapping,
     entity_counts,
     holdout_relations,
+    load_encoder,
     marked_text,
     resolve_instances,
 )
 from pelt.eval.variants import resolve_norm
-from pelt.models import load_masked_lm
+from pelt.models import load_masked_lm, resolve_autocast
 from pelt.table import EntityTable, write_table
 from pelt.tasks import Entity, Instance, read_fewrel, read_instances, read_wiki80
 
@@ -322,3 +324,48 @@ def test_resolve_norm_prefers_the_config_then_the_sweep(tmp_path: Path):
     sweep.write_text(json.dumps({"task": "lama", "macro_p_at_1": 0.5}))
     with pytest.raises(ValueError, match="not a LAMA norm sweep"):
         resolve_norm(None, sweep)
+
+
+def test_training_precision_follows_the_hardware_unless_set(monkeypatch, tiny_model_dirs, tmp_path):  # noqa: F811
+    """``auto`` autocasts to bf16 only where bf16 is native; with it a CPU model attends in fp32, and the
+    encodings are bf16's: close to fp32's, not equal."""
+    cpu = torch.device("cpu")
+    for native in (False, True):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda native=native: native)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+        assert resolve_autocast("auto", cpu) is native
+    assert resolve_autocast("bf16", cpu) and not resolve_autocast("fp32", cpu)
+    with pytest.raises(ValueError, match="unknown training precision 'fp16'"):
+        resolve_autocast("fp16", cpu)
+
+    options = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None, markers=("@", "#"))
+    options.update(max_length=64, device="cpu", what="test")
+    encoders = {p: load_encoder(str(tiny_model_dirs["roberta"]), precision=p, **options) for p in ("fp32", "bf16")}
+    assert encoders["fp32"].precision == "fp32" and encoders["bf16"].precision == "bf16 autocast"
+    assert encoders["fp32"].model.config._attn_implementation == "sdpa"
+    assert encoders["bf16"].model.config._attn_implementation == "sdpa_fp32"
+    instances = [_inst(s.format(m="@"), h, t) for s, h, t in SENTENCES]
+    with torch.no_grad():
+        got = {p: e(e.mark(instances, [(None, None)] * len(instances))) for p, e in encoders.items()}
+    assert got["bf16"].dtype == torch.float32
+    torch.testing.assert_close(got["bf16"], got["fp32"], atol=0.1, rtol=0.05)
+    assert not torch.allclose(got["bf16"], got["fp32"], atol=1e-4, rtol=1e-4)
+
+
+def test_fp32_attention_under_autocast_is_sdpa_in_fp32():
+    """What bf16 autocast on a CPU attends with: SDPA on the fp32 inputs, not bf16-rounded scores."""
+    from pelt.models import _sdpa_in_fp32
+
+    torch.manual_seed(0)
+    query, key, value = (torch.randn(2, 2, 16, 8) for _ in range(3))
+    mask = torch.rand(2, 1, 16, 16) > 0.3
+    mask |= torch.eye(16, dtype=torch.bool)
+    module = torch.nn.Module()
+    module.is_causal = False
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, _ = _sdpa_in_fp32(module, query.bfloat16(), key.bfloat16(), value.bfloat16(), mask, scaling=0.5)
+    expected = F.scaled_dot_product_attention(
+        query.bfloat16().float(), key.bfloat16().float(), value.bfloat16().float(), attn_mask=mask, scale=0.5
+    ).transpose(1, 2)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import torch
 from tokenizers import AddedToken, ByteLevelBPETokenizer
 from transformers import (
@@ -29,6 +30,7 @@ from transformers import (
 )
 
 from pelt.logs import Progress
+from pelt.models import attention_for_training, resolve_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -115,21 +117,23 @@ def pack_blocks(blocks: list[list[int]], width: int, pad_id: int) -> tuple[torch
             filled.append(0)
         rows[row].append(index)
         filled[row] += size
-    ids = torch.full((len(rows), width), pad_id)
-    positions = torch.full((len(rows), width), pad_id)
-    segment = torch.full((len(rows), width), -1)
+    # Filled in numpy: a torch call per block costs more than the step's packing itself.
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    positions = np.full((len(rows), width), pad_id, dtype=np.int64)
+    segment = np.full((len(rows), width), -1, dtype=np.int64)
+    # RoBERTa numbers positions from pad_id + 1 (its create_position_ids_from_input_ids).
+    numbers = np.arange(pad_id + 1, pad_id + 1 + width)
     for r, members in enumerate(rows):
         start = 0
         for k, index in enumerate(members):
             end = start + len(blocks[index])
-            ids[r, start:end] = torch.tensor(blocks[index])
-            # RoBERTa numbers positions from pad_id + 1 (its create_position_ids_from_input_ids).
-            positions[r, start:end] = torch.arange(pad_id + 1, pad_id + 1 + end - start)
+            ids[r, start:end] = blocks[index]
+            positions[r, start:end] = numbers[: end - start]
             segment[r, start:end] = k
             start = end
     attention = (segment[:, :, None] == segment[:, None, :]) & (segment[:, None, :] >= 0)
-    attention |= torch.eye(width, dtype=torch.bool)
-    return ids, positions, attention[:, None]
+    attention |= np.eye(width, dtype=bool)
+    return torch.from_numpy(ids), torch.from_numpy(positions), torch.from_numpy(attention[:, None])
 
 
 def train_demo_model(
@@ -146,7 +150,8 @@ def train_demo_model(
     learning_rate: float = 3e-3,
     mask_rate: float = 0.3,
     seed: int = 42,
-) -> dict[str, float]:
+    precision: str = "auto",
+) -> dict[str, float | str]:
     """Train tokenizer and masked LM on the documents of ``documents_path`` (one per line); save both
     to ``out_dir`` with ``training.json`` (the summary returned).
 
@@ -159,6 +164,11 @@ def train_demo_model(
     lengths meant similar kinds of document in a batch); a random batch is packed instead
     (``pack_blocks``), which is as fast and computes what the padded batch did. Documents longer than
     ``max_seq_len`` tokens are cut into blocks; the model has exactly ``max_seq_len`` positions.
+
+    ``precision`` (:func:`pelt.models.resolve_autocast`): ``auto`` trains under bf16 autocast where
+    the CPU computes bf16 natively (AVX-512 BF16, AMX), about 1.4x faster than fp32 with attention
+    kept in fp32 (:func:`pelt.models.attention_for_training`), and in fp32 elsewhere. The two learn
+    the demo's facts alike but give different weights; ``training.json`` records which one ran.
     """
     start = time.perf_counter()
     torch.manual_seed(seed)
@@ -181,20 +191,24 @@ def train_demo_model(
         attention_probs_dropout_prob=0.0,
     )
     model = RobertaForMaskedLM(config)
+    autocast = resolve_autocast(precision, model.device)
+    attention_for_training(model, autocast)
     model.train()
     special = torch.tensor(tokenizer.all_special_ids)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
+    # One fused kernel per step instead of a dozen per parameter: 6 % of the step on two cores.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01, fused=True)
     schedule = get_linear_schedule_with_warmup(optimizer, max(1, steps // 10), steps)
     generator = torch.Generator().manual_seed(seed)
     losses: list[float] = []
     order: list[int] = []
     logger.info(
-        "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d",
+        "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d, %s",
         len(texts),
         len(blocks),
         len(tokenizer),
         steps,
         batch_size,
+        "bf16 autocast" if autocast else "fp32",
     )
 
     def recent_loss() -> str:
@@ -208,8 +222,10 @@ def train_demo_model(
         picked, order = order[:batch_size], order[batch_size:]
         ids, positions, attention = pack_blocks([blocks[i] for i in picked], max_seq_len, tokenizer.pad_token_id)
         inputs, chosen = _mask(ids, special, tokenizer.mask_token_id, len(tokenizer), mask_rate, generator)
-        hidden = model.roberta(input_ids=inputs, position_ids=positions, attention_mask=attention).last_hidden_state
-        loss = torch.nn.functional.cross_entropy(model.lm_head(hidden[chosen]), ids[chosen])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            hidden = model.roberta(input_ids=inputs, position_ids=positions, attention_mask=attention).last_hidden_state
+            logits = model.lm_head(hidden[chosen])
+        loss = torch.nn.functional.cross_entropy(logits.float(), ids[chosen])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -232,6 +248,7 @@ def train_demo_model(
         "initial_loss": losses[0],
         "final_loss": sum(tail) / len(tail),
         "uniform_loss": math.log(len(tokenizer)),
+        "precision": "bf16 autocast" if autocast else "fp32",
         "seconds": time.perf_counter() - start,
     }
     (out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -273,6 +273,7 @@ def run_fewrel(
     markers: tuple[str, str] = DEFAULT_MARKERS,
     missing: str = "plain",
     device: str = "auto",
+    precision: str = "auto",
 ) -> dict:
     """Train Proto on ``train`` episodes, select on validation episodes, test N-way K-shot; write and return the result.
 
@@ -332,6 +333,7 @@ def run_fewrel(
         device=device,
         what="run_fewrel",
         missing=missing,
+        precision=precision,
         train_table_path=train_table_path,
     )
     tables = encoder.table if isinstance(encoder.table, Mapping) else None  # {"train": ..., "test": ...}
@@ -412,6 +414,7 @@ def run_fewrel(
             "optimizer": "AdamW" if bias_correction else "AdamW without bias correction",
             "max_grad_norm": max_grad_norm,
             "first_eval": first_eval,
+            "precision": encoder.precision,
         },
     }
     with open(out_json, "w", encoding="utf-8") as fh:

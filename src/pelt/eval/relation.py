@@ -47,9 +47,11 @@ from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
 from pelt.models import (
+    attention_for_training,
     load_masked_lm,
     max_input_length,
     mention_token_span,
+    resolve_autocast,
     token_states,
 )
 from pelt.table import EntityTable
@@ -157,6 +159,11 @@ class RelationEncoder(torch.nn.Module):
             + tokenizer(" )", add_special_tokens=False)["input_ids"]
         )
         self._inserted_ids = {*bracket, tokenizer.unk_token_id}
+
+    @property
+    def precision(self) -> str:
+        """What the forward computes in, for result files: ``bf16 autocast`` or ``fp32``."""
+        return "bf16 autocast" if self.autocast else "fp32"
 
     @property
     def out_features(self) -> int:
@@ -274,17 +281,21 @@ def load_encoder(
     what: str,
     missing: str = "plain",
     train_table_path: str | None = None,
+    precision: str = "auto",
 ) -> RelationEncoder:
     """The encoder of a fine-tuning run, its variant checked as LAMA's.
 
     With ``train_table_path`` (FewRel 2.0: training and validation resolve against the Wikipedia
     table, the test against the biomedical one, as the authors' loader) the encoder holds both
     tables as ``{"train": ..., "test": ...}`` and entity ids name theirs (``train:<id>``,
-    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32 (Adam on bf16 weights loses
-    small updates); on a GPU the forward runs under bf16 autocast.
+    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32; ``precision`` says whether
+    the forward runs under bf16 autocast (:func:`pelt.models.resolve_autocast`: ``auto`` where bf16 is
+    native, on a GPU or a CPU with AVX-512 BF16).
     """
     variant = resolve_variant(variant, table_path, task_entities_path, what)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision="fp32")
+    autocast = resolve_autocast(precision, model.device)
+    attention_for_training(model, autocast)
     table: EntityTable | dict[str, EntityTable] | None = None
     if variant == "pelt":
         table = EntityTable.open(table_path)
@@ -303,7 +314,7 @@ def load_encoder(
         norm=norm,
         markers=markers,
         max_length=max_length,
-        autocast=model.device.type == "cuda",
+        autocast=autocast,
         missing=missing,
     )
 

@@ -146,7 +146,7 @@ def write_lama_summary(
         sections.append(
             f"\nModel `{model}` was trained here: {training['steps']} steps of {training['batch_size']} documents, "
             f"final MLM loss {training['final_loss']:.3f} (uniform guess {training['uniform_loss']:.2f}), "
-            f"{training['seconds']:.0f} s."
+            f"{training['seconds']:.0f} s, {training.get('precision', 'fp32')}."  # older models: fp32
         )
     sections += ["", *flag_lines(lama_flags(results), LAMA_CHECKS)]
     _write_text(sections, out_md, out_html, "LAMA and LAMA-UHN")

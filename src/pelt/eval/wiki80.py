@@ -128,6 +128,7 @@ def run_wiki80(
     markers: tuple[str, str] = DEFAULT_MARKERS,
     missing: str = "plain",
     device: str = "auto",
+    precision: str = "auto",
 ) -> dict:
     """Fine-tune a marker classifier on ``train``, report accuracy on ``eval_file``; write and return the result.
 
@@ -157,6 +158,7 @@ def run_wiki80(
         device=device,
         what="run_wiki80",
         missing=missing,
+        precision=precision,
     )
     torch.manual_seed(seed)  # the classifier's initialisation does not depend on how the model was loaded
     classifier = MarkerClassifier(encoder, len(labels), dropout)
@@ -225,6 +227,7 @@ def run_wiki80(
             "missing": missing,
             "optimizer": "AdamW",
             "max_grad_norm": 1.0,
+            "precision": encoder.precision,
         },
     }
     with open(out_json, "w", encoding="utf-8") as fh:
