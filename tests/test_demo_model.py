@@ -101,6 +101,7 @@ def test_demo_model_precision_is_recorded_and_changes_the_weights(documents, tmp
         p: train_demo_model(str(documents), str(tmp_path / p), steps=20, precision=p, **SMALL) for p in ("fp32", "bf16")
     }
     assert runs["fp32"]["precision"] == "fp32" and runs["bf16"]["precision"] == "bf16 autocast"
+    assert runs["fp32"]["attention"] == "sdpa" and runs["bf16"]["attention"] == "sdpa_fp32"
     assert runs["bf16"]["final_loss"] < runs["bf16"]["initial_loss"]
     assert abs(runs["bf16"]["initial_loss"] - runs["fp32"]["initial_loss"]) < 0.05  # same batch, same start
     a, b = (load_file(tmp_path / p / "model.safetensors") for p in ("fp32", "bf16"))

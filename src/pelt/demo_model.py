@@ -249,6 +249,7 @@ def train_demo_model(
         "final_loss": sum(tail) / len(tail),
         "uniform_loss": math.log(len(tokenizer)),
         "precision": "bf16 autocast" if autocast else "fp32",
+        "attention": model.config._attn_implementation,
         "seconds": time.perf_counter() - start,
     }
     (out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")

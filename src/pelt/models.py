@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from transformers import (
     AttentionInterface,
+    AttentionMaskInterface,
     AutoModelForMaskedLM,
     AutoTokenizer,
     BatchEncoding,
@@ -29,6 +30,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import sdpa_mask
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +72,10 @@ def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:
 
 
 def native_bf16(device: torch.device) -> bool:
-    """Whether bf16 matrix products run in hardware on ``device``: a GPU with bf16, or a CPU with
-    AVX-512 BF16 or AMX (there 2.2-2.5x the fp32 speed on the demo model's shapes). Elsewhere torch
-    emulates bf16, slower than fp32."""
+    """Whether bf16 is worth computing in on ``device``: a GPU that supports it (as torch reports,
+    which counts emulation on old GPUs too: autocast there is what pelt always did on a GPU), or a
+    CPU with AVX-512 BF16 or AMX (there 2.2-2.5x the fp32 speed on the demo model's shapes). On
+    other CPUs torch emulates bf16, slower than fp32."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     if device.type == "cpu":
@@ -112,6 +115,9 @@ def _sdpa_in_fp32(
 
 
 AttentionInterface.register(_FP32_ATTENTION, _sdpa_in_fp32)
+# Its masks are SDPA's: transformers builds none for an attention it has no mask function for, and
+# padding would then be attended to.
+AttentionMaskInterface.register(_FP32_ATTENTION, sdpa_mask)
 
 
 def attention_for_training(model: PreTrainedModel, autocast: bool) -> None:
