@@ -30,7 +30,7 @@ from transformers import (
 )
 
 from pelt.logs import Progress
-from pelt.models import attention_for_training, resolve_autocast
+from pelt.models import attention_for_training, autocast_label, resolve_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +208,7 @@ def train_demo_model(
         len(tokenizer),
         steps,
         batch_size,
-        "bf16 autocast" if autocast else "fp32",
+        autocast_label(autocast),
     )
 
     def recent_loss() -> str:
@@ -248,7 +248,7 @@ def train_demo_model(
         "initial_loss": losses[0],
         "final_loss": sum(tail) / len(tail),
         "uniform_loss": math.log(len(tokenizer)),
-        "precision": "bf16 autocast" if autocast else "fp32",
+        "precision": autocast_label(autocast),
         "attention": model.config._attn_implementation,
         "seconds": time.perf_counter() - start,
     }

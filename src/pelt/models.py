@@ -98,6 +98,11 @@ def resolve_autocast(precision: str, device: torch.device) -> bool:
     raise ValueError(f"unknown training precision {precision!r}; expected auto, bf16 or fp32")
 
 
+def autocast_label(autocast: bool) -> str:
+    """How a training run's precision reads in logs and result files."""
+    return "bf16 autocast" if autocast else "fp32"
+
+
 _FP32_ATTENTION = "sdpa_fp32"
 
 

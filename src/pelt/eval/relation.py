@@ -48,6 +48,7 @@ from pelt.injection import inject
 from pelt.logs import progress
 from pelt.models import (
     attention_for_training,
+    autocast_label,
     load_masked_lm,
     max_input_length,
     mention_token_span,
@@ -163,7 +164,7 @@ class RelationEncoder(torch.nn.Module):
     @property
     def precision(self) -> str:
         """What the forward computes in, for result files: ``bf16 autocast`` or ``fp32``."""
-        return "bf16 autocast" if self.autocast else "fp32"
+        return autocast_label(self.autocast)
 
     @property
     def out_features(self) -> int:
