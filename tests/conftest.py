@@ -33,11 +33,25 @@ def wikipedia_sample_articles(shared_data: Path) -> list[tuple[str, str, list]]:
     return [(page.title, *wikitext_to_plain(page.text)) for page in pages]
 
 
+def demo_java_options() -> str:
+    """The JVM options of the demo's config (``spark.java_options``): the tests' Spark runs small
+    jobs like the demo's."""
+    import yaml
+
+    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())["spark"]["java_options"]
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The single SparkSession of the test session (the JVM starts once)."""
     from pelt.spark import get_spark
 
-    session = get_spark(master="local[2]", app_name="pelt-tests", driver_memory="2g", shuffle_partitions=4)
+    session = get_spark(
+        master="local[2]",
+        app_name="pelt-tests",
+        driver_memory="2g",
+        shuffle_partitions=4,
+        java_options=demo_java_options(),
+    )
     yield session
     session.stop()

@@ -1,5 +1,6 @@
 """map_rows streams its outputs per slice of an Arrow batch: the same rows as the whole batch at
-once, never more than one slice's outputs held. map_rows itself runs in every linking test."""
+once, never more than one slice's outputs held. map_rows itself runs in every linking test. And
+the session's JVM runs with the options the config gives it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
+from conftest import demo_java_options
 
 from pelt.spark import map_slices
 
@@ -48,3 +50,14 @@ def test_each_slice_runs_in_its_scope():
 
     list(map_slices(batches(), pieces, SCHEMA, scope=scope, slice_rows=4))
     assert len(entered) == 3 + 1 + 0 + 8  # ceil(rows / 4) per batch
+
+
+def test_java_options_reach_the_jvm_beside_the_log_profile(spark) -> None:
+    """``spark.java_options`` (the demo's: the client compiler only) are options of the running JVM,
+    and they do not replace the log4j profile that keeps the JVM's start-up chatter out of logs."""
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    arguments = list(runtime.getInputArguments())
+    options = demo_java_options().split()
+    assert options and "-XX:TieredStopAtLevel=1" in options
+    assert set(options) <= set(arguments), arguments
+    assert any(a.startswith("-Dlog4j2.configurationFile=") for a in arguments), arguments

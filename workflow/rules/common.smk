@@ -131,6 +131,7 @@ def spark_params():
         ),
         "split_bytes": lookup(dpath="spark/split_bytes", within=config, default=None),
         "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
+        "java_options": lookup(dpath="spark/java_options", within=config),
     }
 
 
