@@ -154,7 +154,7 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     expected = {
         f"results/eval/{task}/demo/{variant}/{setting}/seed{seed}.json"
         for task, settings, seeds in [
-            ("fewrel", ["5-1", "5-5"], [42, 43, 44]),
+            ("fewrel", config["tasks"]["fewrel"]["settings"], config["tasks"]["fewrel"]["seeds"]),
             ("fewrel2", ["5-1"], range(42, 47)),
             ("wiki80", ["100%"], [42, 43, 44]),
         ]
