@@ -91,11 +91,10 @@ def resolve_autocast(precision: str, device: torch.device) -> bool:
     """
     if precision == "auto":
         return native_bf16(device)
-    if precision in ("bf16", "bfloat16"):
-        return True
-    if precision in ("fp32", "float32"):
-        return False
-    raise ValueError(f"unknown training precision {precision!r}; expected auto, bf16 or fp32")
+    dtype = _PRECISIONS.get(precision)
+    if dtype not in (torch.bfloat16, torch.float32):
+        raise ValueError(f"unknown training precision {precision!r}; expected auto, bf16 or fp32")
+    return dtype == torch.bfloat16
 
 
 def autocast_label(autocast: bool) -> str:
