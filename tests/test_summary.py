@@ -49,11 +49,25 @@ def _result(
     return str(path)
 
 
-def test_rows_and_markdown(tmp_path: Path):
-    buckets = {
-        "[0,10)": {"facts": 30, "correct": 6, "p_at_1": 0.3, "macro_p_at_1": 0.2},
-        "[10,50)": {"facts": 0, "correct": 0, "p_at_1": None, "macro_p_at_1": None},
+def _bucket(correct_by_relation: dict[str, tuple[int, int]]) -> dict:
+    """A bucket as run_lama writes it, from (correct, facts) per relation."""
+    correct = sum(c for c, _ in correct_by_relation.values())
+    facts = sum(n for _, n in correct_by_relation.values())
+    macro = [c / n for c, n in correct_by_relation.values()]
+    return {
+        "facts": facts,
+        "correct": correct,
+        "p_at_1": correct / facts if facts else None,
+        "macro_p_at_1": sum(macro) / len(macro) if macro else None,
+        "relations": len(macro),
     }
+
+
+def test_rows_and_markdown(tmp_path: Path):
+    # [0,10): one relation with 1 of 4 right, one with 9 of 12: per fact 10/16, macro (1/4 + 9/12) / 2
+    rare = {"P19": (1, 4), "P36": (9, 12)}
+    buckets = {"[0,10)": _bucket(rare), "[10,50)": _bucket({})}
+    per_fact, macro = 10 / 16, (1 / 4 + 9 / 12) / 2
     files = [
         _result(tmp_path / "b.json", "demo", "pelt", 0.5, 0.45, buckets),
         _result(tmp_path / "a.json", "demo", "baseline", 0.25, 0.2, buckets),
@@ -69,12 +83,38 @@ def test_rows_and_markdown(tmp_path: Path):
     ]
     assert float(rows[2]["macro_p_at_1"]) == 0.5 and float(rows[2]["micro_p_at_1"]) == 0.45
     assert rows[2]["injected"] == "60" and rows[2]["norm"] == "7.0"
-    assert rows[1]["p_at_1 [0,10)"] == "0.2" and rows[1]["facts [0,10)"] == "30"
-    assert rows[0]["p_at_1 [0,10)"] == ""  # no frequencies for that run: left empty, not zero
-    md = out_md.read_text().splitlines()
-    table = [line for line in md if line.startswith("|")]
-    assert len(table) == 2 + 3
-    assert "| `demo` | pelt | 7 | 80 | 60 | 50.0 | 45.0 | 20.0 (30) | – (0) |" in table
+    assert float(rows[1]["per_fact_p_at_1 [0,10)"]) == pytest.approx(per_fact) and rows[1]["facts [0,10)"] == "16"
+    assert float(rows[1]["macro_p_at_1 [0,10)"]) == pytest.approx(macro)
+    assert rows[1]["paper [0,10)"] == ""  # not a model of the paper
+    assert rows[1]["per_fact_p_at_1 [10,50)"] == "" and rows[1]["facts [10,50)"] == "0"  # empty: no P@1
+    assert rows[0]["per_fact_p_at_1 [0,10)"] == ""  # no frequencies for that run: left empty, not zero
+    md = out_md.read_text()
+    # every column names its average: per fact as the paper's Table 5, macro over relations as ours
+    assert (
+        "| Model | Variant | L | Bucket | Facts | P@1 per fact (as the paper) | P@1 macro over relations (ours) |" in md
+    )
+    assert f"| `demo` | pelt | 7 | [0,10) | 16 | {100 * per_fact:.1f} | {100 * macro:.1f} |" in md
+    assert "| `demo` | pelt | 7 | [10,50) | 0 | – | – |" in md
+    assert "| `bert-base` | baseline | – | [0,10)" not in md  # a run without buckets has no bucket rows
+    assert (
+        "| Model | Variant | L | Facts | Injected | P@1 macro over relations (ours) | P@1 per fact (micro, ours) |"
+        in md
+    )
+    assert "| `demo` | pelt | 7 | 80 | 60 | 50.0 | 45.0 |" in md
+
+
+def test_bucket_p_at_1_per_fact_beside_the_papers_table_5(tmp_path: Path):
+    # roberta-base's pelt: the paper's Table 5 gives 21.9 at [0,10); ours per fact 3/4 (macro 5/8) beside it
+    buckets = {"[0,10)": _bucket({"P19": (2, 3), "P36": (1, 1)})}
+    per_fact, macro = 3 / 4, (2 / 3 + 1) / 2
+    files = [_result(tmp_path / "a.json", "/models/roberta-base", "pelt", 0.25, 0.2, buckets)]
+    write_lama_summary(files, tmp_path / "s.csv", tmp_path / "s.md")
+    (row,) = csv.DictReader((tmp_path / "s.csv").open())
+    assert float(row["per_fact_p_at_1 [0,10)"]) == pytest.approx(per_fact)
+    assert float(row["macro_p_at_1 [0,10)"]) == pytest.approx(macro)
+    assert float(row["paper [0,10)"]) == pytest.approx(0.219)
+    md = (tmp_path / "s.md").read_text()
+    assert f"| `/models/roberta-base` | pelt | 7 | [0,10) | 4 | {100 * per_fact:.1f} (21.9) | {100 * macro:.1f} |" in md
 
 
 def test_lama_table_4_layout_with_the_papers_numbers(tmp_path: Path):
@@ -86,11 +126,13 @@ def test_lama_table_4_layout_with_the_papers_numbers(tmp_path: Path):
     write_lama_summary(files, tmp_path / "s.csv", tmp_path / "s.md")
     rows = list(csv.DictReader((tmp_path / "s.csv").open()))
     assert [r["model"] for r in rows] == ["/models/roberta-base", "demo"]
-    assert float(rows[0]["p_at_1 UHN T-REx"]) == 0.125 and float(rows[0]["paper UHN T-REx"]) == pytest.approx(0.193)
-    assert rows[1]["paper T-REx"] == "" and rows[1]["p_at_1 UHN T-REx"] == ""  # no paper number, no UHN run
-    assert "p_at_1 G-RE" not in rows[0]  # no run has Google-RE: no column
+    assert float(rows[0]["macro_p_at_1 UHN T-REx"]) == 0.125
+    assert float(rows[0]["paper UHN T-REx"]) == pytest.approx(0.193)
+    assert rows[1]["paper T-REx"] == "" and rows[1]["macro_p_at_1 UHN T-REx"] == ""  # no paper number, no UHN run
+    assert "macro_p_at_1 G-RE" not in rows[0]  # no run has Google-RE: no column
     md = (tmp_path / "s.md").read_text()
-    assert "| Model | Variant | L | T-REx | UHN T-REx |" in md
+    macro = "P@1 macro over relations (as the paper)"
+    assert f"| Model | Variant | L | T-REx {macro} | UHN T-REx {macro} |" in md
     assert "| `/models/roberta-base` | pelt | 7 | 25.0 (27.5) | 12.5 (19.3) |" in md
     assert "| `demo` | baseline | – | 50.0 | – |" in md
 

@@ -22,7 +22,10 @@ name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.injectio
 subject is not in the table are evaluated on the plain prompt, and counted.  The subject's corpus
 frequency (the table's ``frequency`` column: its mentions in the corpus the table was built from; 0
 when it has none) puts each T-REx fact into a bucket, to show where the table helps: the paper's
-Table 5, mean P@1 (over the relations) of T-REx facts per bucket. Google-RE facts are not bucketed
+Table 5. A bucket's ``p_at_1`` is per fact (correct answers over the bucket's facts), as the authors'
+code counts (``run_experiments.py`` sums correct answers and facts per subject over all relations);
+``macro_p_at_1``, the mean over the bucket's relations, is ours, kept beside it (there a relation
+with many facts in the bucket does not drown the others). Google-RE facts are not bucketed
 (the paper's table is T-REx only), and facts whose subject resolved to no entity are reported apart
 as ``unresolved``: their frequency is unknown, not 0.
 
@@ -337,8 +340,7 @@ def _score(
     buckets = {}
     for name in [*bucket_names(), UNRESOLVED]:
         members = [r for r in records if r["bucket"] == name]
-        # the paper's mean P@1 (over the bucket's relations; a relation with many facts in a bucket
-        # does not drown the others), and the micro P@1 over its facts
+        # P@1 per fact (p_at_1, as the authors' Table 5) and the mean over the bucket's relations (ours)
         macro, n_relations = _relation_mean(members)
         correct = sum(r["correct"] for r in members)
         buckets[name] = {
