@@ -11,6 +11,7 @@ import bz2
 import functools
 import importlib.util
 import json
+import math
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -75,9 +76,10 @@ def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
 
 
 def test_demo_data_is_small() -> None:
-    # about half is the pretraining text and the LAMA files of the knowledge world, kept readable
+    # a third is the pretraining text, a third the relation sentences (FewRel's three splits and
+    # Wiki80 hold the same sentences, as the real ones do), the rest the LAMA files, kept readable
     total = sum(p.stat().st_size for p in DEMO.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    assert total < 1_200_000
+    assert total < 1_600_000
 
 
 def test_sha1_matches_real_mediawiki_dumps(shared_data: Path) -> None:
@@ -216,22 +218,80 @@ def _check_span(tokens: list[str], name: str, positions: list[int]) -> None:
 
 def test_fewrel_and_wiki80_shapes(pages: dict[str, dict]) -> None:
     corpus = " ".join(_plain(p["text"]) for p in pages.values() if p["ns"] == 0).lower()
-    fewrel = json.loads((DEMO / "fewrel" / "val_wiki.json").read_text())
-    assert len(fewrel) >= 5 and all(len(v) >= 8 for v in fewrel.values())
-    for instances in fewrel.values():
-        for inst in instances:
-            for side in ("h", "t"):
-                name, qid, [positions] = inst[side]
-                assert qid.startswith("Q") and name in corpus
-                _check_span(inst["tokens"], name, positions)
+    for split in FEWREL_SPLITS.values():
+        fewrel = json.loads((DEMO / "fewrel" / f"{split}.json").read_text())
+        assert len(fewrel) >= 5 and all(len(v) >= 8 for v in fewrel.values())
+        for instances in fewrel.values():
+            for inst in instances:
+                for side in ("h", "t"):
+                    name, qid, [positions] = inst[side]
+                    assert qid.startswith("Q") and name in corpus
+                    _check_span(inst["tokens"], name, positions)
     label2id = json.loads((DEMO / "wiki80" / "label2id.json").read_text())
     assert sorted(label2id.values()) == list(range(len(label2id)))
-    for split in ("train", "dev"):
+    for split in ("train", "dev", "train_0.1", "train_0.01"):
         records = [json.loads(line) for line in (DEMO / "wiki80" / f"{split}.jsonl").open()]
         assert {r["relation"] for r in records} == set(label2id)
         for r in records:
             for side in ("h", "t"):
                 _check_span(r["token"], r[side]["name"], list(range(*r[side]["pos"])))
+
+
+FEWREL_SPLITS = {"train": "train_wiki", "validation": "validation_wiki", "test": "val_wiki"}
+
+
+def _wording(inst: dict) -> tuple[str, ...]:
+    """The sentence with its head and tail replaced by H and T."""
+    tokens = list(inst["tokens"])
+    for side, mark in (("h", "H"), ("t", "T")):
+        for i in inst[side][2][0]:
+            tokens[i] = mark
+    return tuple(tokens)
+
+
+def test_relation_classification_needs_entity_knowledge() -> None:
+    """The demo's FewRel splits: disjoint relations, one wording per split (so the words never tell
+    the relation), test heads mostly rare entities, and test relations that only the head separates."""
+    world = _world()
+    by_qid = {e.qid: e for e in world.entities.values()}
+    splits = {s: json.loads((DEMO / "fewrel" / f"{f}.json").read_text()) for s, f in FEWREL_SPLITS.items()}
+    relations = [set(data) for data in splits.values()]
+    assert not (relations[0] & relations[1] or relations[0] & relations[2] or relations[1] & relations[2])
+    wordings = {s: {_wording(i) for rel in data.values() for i in rel} for s, data in splits.items()}
+    assert all(len(w) == 1 for w in wordings.values()), wordings
+    assert len(set().union(*wordings.values())) == 3
+    test = [(r, i) for r, instances in splits["test"].items() for i in instances]
+    assert len(test) >= 250
+    rare = [r for r, i in test if not by_qid[i["h"][1]].frequent]
+    assert len(rare) >= 2 * (len(test) - len(rare)) and len(test) > len(rare)  # mostly rare, some frequent
+    # at least four test relations share the tail's kind: neither words nor tails tell them apart
+    tail_kinds = {r: {by_qid[i["t"][1]].kind for i in instances} for r, instances in splits["test"].items()}
+    assert sum(kinds == {"city"} for kinds in tail_kinds.values()) >= 4
+    # a pair only the head's own fact separates: born vs died, both people, both cities
+    assert {by_qid[i["h"][1]].kind for i in splits["test"]["P19"] + splits["test"]["P20"]} == {"person"}
+    # every entity has a kind for the swapped control
+    kinds = dict(line.split("\t") for line in (DEMO / "wikipedia" / "demo-kinds.tsv").read_text().splitlines()[1:])
+    assert all(
+        kinds[i[s][1]] == by_qid[i[s][1]].kind
+        for data in splits.values()
+        for rel in data.values()
+        for i in rel
+        for s in "ht"
+    )
+
+
+def test_wiki80_low_resource_subsets() -> None:
+    """Wiki80's 1 % and 10 % training files are the first share of each relation's training
+    instances, at least one each, so that every relation can be learnt."""
+    read = {
+        s: [json.loads(line) for line in (DEMO / "wiki80" / f"{s}.jsonl").open()]
+        for s in ("train", "train_0.1", "train_0.01")
+    }
+    per_relation = {s: Counter(r["relation"] for r in records) for s, records in read.items()}
+    for relation, n in per_relation["train"].items():
+        assert per_relation["train_0.01"][relation] == max(1, math.ceil(0.01 * n))
+        assert per_relation["train_0.1"][relation] == max(1, math.ceil(0.1 * n))
+    assert all(r in read["train"] for s in ("train_0.1", "train_0.01") for r in read[s])
 
 
 def test_s2orc_records_and_biomedical_fewrel() -> None:

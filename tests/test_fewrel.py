@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +117,11 @@ def test_split_keeps_validation_off_the_test_data(data):
     assert "P30" not in {i.relation for i in kept} and "P30" in info["train_relations_dropped_overlap"]
 
 
+def _frequency(entity_id: str) -> int:
+    """The corpus frequency the test tables give an entity: rare (5) or frequent (15) by its name."""
+    return 5 if len(entity_id) % 2 else 15
+
+
 def _table(path: Path, model_dir: Path, ids: list[str], hidden: int) -> str:
     rng = np.random.default_rng(0)
     write_table(
@@ -123,7 +129,7 @@ def _table(path: Path, model_dir: Path, ids: list[str], hidden: int) -> str:
         ids,
         rng.normal(size=(len(ids), hidden)),
         [1] * len(ids),
-        [1] * len(ids),
+        [_frequency(i) for i in ids],
         {
             "model": str(model_dir),
             "revision": "local",
@@ -213,6 +219,15 @@ def test_run_fewrel_baseline_and_pelt(tiny_model_dirs, data, tmp_path):  # noqa:
         test[i].head.name == "poland" or test[i].tail.name == "poland" for i in used
     )
     assert base["entities"]["test"]["injected"] == 0 and base["entities"]["test"]["texts_encoded"] == len(used)
+    # both variants split their queries by the head's frequency in the table, the baseline too
+    group = {n.lower(): "rare" if _frequency(n.replace(" ", "_")) < 10 else "frequent" for n in NAMES}
+    group |= {"bern": "unresolved", "poland": "rare"}  # not in the table: frequency 0
+    expected = Counter(group[test[i].head.name] for ep in episodes for i in ep.query)
+    assert len(expected) >= 2
+    for run in (base, pelt):
+        assert {g: v["n"] for g, v in run["by_head"].items()} == expected
+        mean = sum(v["accuracy"] * v["n"] for v in run["by_head"].values()) / run["n_queries"]
+        assert mean == pytest.approx(run["accuracy"])
     assert pelt["hyperparameters"]["steps"] == 3 and pelt["hyperparameters"]["markers"] == ["@", "#"]
 
 

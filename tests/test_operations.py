@@ -328,7 +328,7 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
     run = snakemake(workdir, "-n", "--configfile", "config/config.yaml", str(overlay))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     jobs = jobs_of(run.stdout)
-    assert jobs["lama"] == 4 and jobs["lama_summary"] == jobs["all"] == 1, jobs  # baseline, pelt, 2 controls
+    assert jobs["lama"] == 5 and jobs["lama_summary"] == jobs["all"] == 1, jobs  # baseline, pelt, 3 controls
     evaluation = [
         rule
         for stage in ("evaluation", "report")

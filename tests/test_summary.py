@@ -197,6 +197,37 @@ def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
     assert "| `/models/demo` | pelt | 50.0 | – | – |" in table and len(table) == 2 + 5
 
 
+def test_fewrel_summary_splits_by_head_and_lists_the_controls(tmp_path: Path):
+    """Runs split by the head's frequency get a second table, rare / frequent, mean over seeds; a
+    group where one seed lacks the split shows none; the controls come after pelt, with their note."""
+    files = []
+    for variant, seed, rare, frequent in [
+        ("baseline", 42, 0.30, 0.80),
+        ("baseline", 43, 0.40, 0.90),
+        ("pelt", 42, 0.70, 0.85),
+        ("pelt", 43, 0.80, 0.75),
+        ("swapped", 42, 0.60, 0.80),
+        ("permuted", 42, 0.35, 0.70),
+    ]:
+        path = _fewrel(tmp_path, "fewrel1", "demo", variant, "5-1", seed, (rare + frequent) / 2)
+        result = json.loads(Path(path).read_text())
+        result["by_head"] = {"rare": {"n": 50, "accuracy": rare}, "frequent": {"n": 50, "accuracy": frequent}}
+        Path(path).write_text(json.dumps(result))
+        files.append(path)
+    files.append(_fewrel(tmp_path, "fewrel1", "demo", "random", "5-1", 42, 0.5))  # no split: no table read
+    out_csv, out_md = tmp_path / "f.csv", tmp_path / "f.md"
+    write_fewrel_summary(files, out_csv, out_md)
+    rows = {r["variant"]: r for r in csv.DictReader(out_csv.open())}
+    assert float(rows["baseline"]["rare_heads_mean"]) == pytest.approx(0.35)
+    assert float(rows["pelt"]["frequent_heads_mean"]) == pytest.approx(0.80)
+    assert rows["random"]["rare_heads_mean"] == ""
+    text = out_md.read_text()
+    table = [line for line in text.splitlines() if line.startswith("| `demo`")]
+    assert [line.split(" | ")[1] for line in table[:5]] == ["baseline", "pelt", "permuted", "random", "swapped"]
+    assert "| `demo` | baseline | 35.0 / 85.0 |" in table and "| `demo` | pelt | 75.0 / 80.0 |" in table
+    assert "| `demo` | random | – / – |" in table and "`swapped`" in text and "rare / frequent" in text
+
+
 def test_fewrel_summary_rejects_repeated_seeds_and_other_tasks(tmp_path: Path):
     a = _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", 42, 0.9)
     b = _run_json(

@@ -48,7 +48,18 @@ def test_demo_all_tasks_per_domain():
     # FewRel/Wiki80 add lowercased head/tail names (people, but also cities and instruments) to the LAMA subjects.
     assert ("depamin", "Q990100145") in wiki and ("reiduwick", "Q990100053") in wiki
     assert ("Popak", "Q990100093") in wiki
-    assert len(wiki) == len(set(wiki)) == 951
+    lama = {
+        (r["sub_label"], r["sub_uri"])
+        for f in (DEMO / "lama" / "TREx").glob("*.jsonl")
+        for r in map(json.loads, f.open())
+    }
+    relation = {
+        (r[side]["name"], r[side]["id"])
+        for f in (DEMO / "wiki80").glob("*.jsonl")
+        for r in map(json.loads, f.open())
+        for side in ("h", "t")
+    }
+    assert len(wiki) == len(set(wiki)) == len(lama | relation)  # each (name, QID) once
     assert ("metformin", "C9900001") in biomed and len(biomed) == 37
     assert not set(wiki) & set(biomed)
     assert task_entities(_demo_tasks(), "nowhere") == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,8 @@ def test_setting_of(name, setting):
 
 
 def test_read_labels_checks_indices(tmp_path: Path):
-    assert read_labels(str(DEMO / "label2id.json"))["country"] == 9
+    (tmp_path / "good.json").write_text(json.dumps({"a": 1, "b": 0}))
+    assert read_labels(str(tmp_path / "good.json")) == {"a": 1, "b": 0}
     (tmp_path / "bad.json").write_text(json.dumps({"a": 0, "b": 2}))
     with pytest.raises(ValueError, match="relation -> 0..1"):
         read_labels(str(tmp_path / "bad.json"))
@@ -127,7 +129,7 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         sorted(in_table),
         rng.normal(size=(len(in_table), 32)),
         [1] * len(in_table),
-        [1] * len(in_table),
+        [5 + 10 * (i % 2) for i in range(len(in_table))],  # rare and frequent in turn
         {
             "model": str(model_dir),
             "revision": "local",
@@ -162,8 +164,33 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
     assert result["variant"] == "pelt" and result["norm"] == 3.0
     assert counts["in_table"] == counts["injected"] == expected > 0 and counts["unresolved"] == 0
     assert counts["missing_from_table"] == counts["not_in_table"] == 20 - expected > 0
-    baseline = _run(model_dir, files, tmp_path / "b.json")
-    assert baseline["entities"]["eval"]["injected"] == 0
+    # a control injects its table as pelt does, and names itself in the result
+    control = _run(
+        model_dir,
+        files,
+        tmp_path / "c.json",
+        variant="swapped",
+        table_path=str(tmp_path / "t.parquet"),
+        task_entities_path=str(tmp_path / "e.parquet"),
+        norm=3.0,
+    )
+    assert control["variant"] == "swapped" and control["entities"]["eval"]["injected"] == expected
+    # the baseline reads the table for the heads' frequencies only
+    baseline = _run(
+        model_dir,
+        files,
+        tmp_path / "b.json",
+        variant="baseline",
+        table_path=str(tmp_path / "t.parquet"),
+        task_entities_path=str(tmp_path / "e.parquet"),
+    )
+    assert baseline["entities"]["eval"]["injected"] == 0 and baseline["variant"] == "baseline"
+    frequent = {q for i, q in enumerate(sorted(in_table)) if i % 2}
+    heads = Counter("frequent" if inst.head.qid in frequent else "rare" for inst in read_wiki80(files["dev"]))
+    assert len(heads) == 2
+    for run in (baseline, result, control):
+        assert {g: v["n"] for g, v in run["by_head"].items()} == heads
+    assert _run(model_dir, files, tmp_path / "n.json")["by_head"] is None  # no table: nothing known
     with pytest.raises(ValueError, match="pelt variant needs a table"):
         _run(model_dir, files, tmp_path / "q.json", variant="pelt")
 

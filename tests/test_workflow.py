@@ -159,8 +159,9 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
 @pytest.mark.parametrize("norm", [None, 4])
 def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     """Pelt FewRel / Wiki80 runs wait for the model's LAMA norm sweep exactly when the config sets no norm;
-    baseline runs read neither the sweep nor the table. FewRel 2.0 uses the biomedical domain's table, and the
-    schema's defaults (seeds 42..46) fill in what its config leaves out."""
+    baseline runs read no sweep, and the table for the heads' frequencies only. FewRel 2.0 uses the
+    biomedical domain's table, and the schema's defaults (seeds 42..46) fill in what its config leaves
+    out; the controls run on `control_seeds` where it is set (the demo's fewrel and wiki80)."""
     config = write_config(tmp_path)
     config["models"] = [{"name": "demo"} if norm is None else {"name": "demo", "norm": norm}]
     config["corpora"]["biomed"] = {"kind": "s2orc", "path": str(DEMO / "s2orc" / "demo.jsonl")}
@@ -176,40 +177,50 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     assert run.returncode == 0, run.stdout + run.stderr
     jobs = planned_jobs(run.stdout)
     runs = {job["output"][0]: job for job in jobs if job["rule"] in ("fewrel", "wiki80")}
+    every = ("baseline", "pelt", "permuted", "random", "swapped")
+    tasks = config["tasks"]
     expected = {
         f"results/eval/{task}/demo/{variant}/{setting}/seed{seed}.json"
-        for task, settings, seeds in [
-            ("fewrel", config["tasks"]["fewrel"]["settings"], config["tasks"]["fewrel"]["seeds"]),
-            ("fewrel2", ["5-1"], range(42, 47)),
-            ("wiki80", ["100%"], [42, 43, 44]),
+        for task, settings, seeds, control_seeds, variants in [
+            ("fewrel", tasks["fewrel"]["settings"], tasks["fewrel"]["seeds"], tasks["fewrel"]["control_seeds"], every),
+            # the biomedical corpus here has no kinds file: no swapped control where it is used
+            ("fewrel2", ["5-1"], range(42, 47), range(42, 47), every[:4]),
+            (
+                "wiki80",
+                list(tasks["wiki80"]["train"]),
+                tasks["wiki80"]["seeds"],
+                tasks["wiki80"]["control_seeds"],
+                every,
+            ),
         ]
-        for variant in ("baseline", "pelt")
+        for variant in variants
         for setting in settings
-        for seed in seeds
+        for seed in (seeds if variant in every[:2] else control_seeds)
     }
+    assert len(control_seeds := tasks["fewrel"]["control_seeds"]) < len(tasks["fewrel"]["seeds"]), control_seeds
     assert set(runs) == expected
     sweep = "results/eval/lama/demo/norm_sweep.json"
     for output, job in runs.items():
         domain = "biomed" if "/fewrel2/" in output else "wikipedia"
-        table = f"results/tables/{domain}/demo/table.parquet"
-        pelt = "/pelt/" in output
-        assert (table in job["input"]) == pelt, job
-        assert (f"results/task_entities/{domain}/task_entities.parquet" in job["input"]) == pelt, job
-        assert (sweep in job["input"]) == (pelt and norm is None), job
+        variant = output.split("/")[4]
+        control = variant in ("permuted", "random", "swapped")
+        table = f"results/tables/{domain}/demo/{f'controls/{variant}' if control else 'table'}.parquet"
+        # every variant reads its table, the baseline for the heads' frequencies only; a control its control
+        assert table in job["input"] and f"results/task_entities/{domain}/task_entities.parquet" in job["input"], job
+        assert (sweep in job["input"]) == (variant != "baseline" and norm is None), job
         # FewRel 2.0 trains and validates with the Wikipedia table (train_domain), tests with the biomedical one
-        trains_apart = pelt and domain == "biomed"
-        assert ("results/tables/wikipedia/demo/table.parquet" in job["input"]) == (
-            pelt and (trains_apart or domain == "wikipedia")
-        ), job
-        assert ("results/task_entities/wikipedia/task_entities.parquet" in job["input"]) == pelt, job
-    # LAMA: the variants that inject (pelt and its two controls) take L from the sweep too; a control
+        if domain == "biomed":
+            train_table = f"results/tables/wikipedia/demo/{f'controls/{variant}' if control else 'table'}.parquet"
+            assert train_table in job["input"], job
+            assert "results/task_entities/wikipedia/task_entities.parquet" in job["input"], job
+    # LAMA: the variants that inject (pelt and its controls) take L from the sweep too; a control
     # reads its control table in place of the table
     lama = {job["output"][0]: job for job in jobs if job["rule"] == "lama"}
-    assert set(lama) == {f"results/eval/lama/demo/{v}.json" for v in ("baseline", "pelt", "permuted", "random")}
+    assert set(lama) == {f"results/eval/lama/demo/{v}.json" for v in every}
     for output, job in lama.items():
         variant = output.rsplit("/", 1)[1].removesuffix(".json")
         assert (sweep in job["input"]) == (variant != "baseline" and norm is None), job
-        control = variant in ("permuted", "random")
+        control = variant in ("permuted", "random", "swapped")
         table = f"results/tables/wikipedia/demo/{f'controls/{variant}' if control else 'table'}.parquet"
         assert table in job["input"] and (control or "controls/" not in " ".join(job["input"])), job
     # FewRel 2.0 trains on the Wiki80 files (the wiki80 task's), excluding val_wiki's relations
@@ -339,7 +350,7 @@ def test_demo_end_to_end(finished, tmp_path):
 
 
 VARIANTS = ("baseline", "pelt")
-LAMA_VARIANTS = (*VARIANTS, "permuted", "random")
+LAMA_VARIANTS = (*VARIANTS, "permuted", "random", "swapped")
 
 
 def report_files(html: str) -> dict[str, str]:
@@ -405,7 +416,7 @@ def _check_finetuning_results(results: Path, config: dict) -> None:
         ("fewrel2", tasks["fewrel2"]["settings"], tasks["fewrel2"]["seeds"]),
         ("wiki80", list(wiki80["train"]), wiki80["seeds"]),
     ]:
-        for variant in ("baseline", "pelt"):
+        for variant in ("baseline", "pelt", "permuted", "random", "swapped"):
             for setting in settings:
                 for seed in seeds:
                     path = results / "eval" / task / "demo" / variant / setting / f"seed{seed}.json"
@@ -418,20 +429,24 @@ def _check_finetuning_results(results: Path, config: dict) -> None:
                     )
                     assert 0.0 <= result["accuracy"] <= 1.0
                     evaluated = result["entities"]["eval" if task == "wiki80" else "test"]
-                    # the pelt variant injects the demo table's entities with the L of the LAMA sweep; the baseline none
+                    # pelt and the controls inject the demo table's entities (or the control's vectors) with the
+                    # L of the LAMA sweep; the baseline none. Every variant is split by the heads' frequency
                     assert (evaluated["injected"] > 0, result["norm"]) == (
-                        (True, chosen_norm) if variant == "pelt" else (False, None)
+                        (True, chosen_norm) if variant != "baseline" else (False, None)
+                    )
+                    assert sum(group["n"] for group in result["by_head"].values()) == result.get(
+                        "n_queries", result["n"]
                     )
                     runs[task, variant, setting, seed] = result
     for (task, variant, setting, seed), result in runs.items():
         if task != "wiki80":
-            # trained on relations that are neither tested nor validated on, selected on held-out ones;
-            # FewRel 2.0's test entities get the biomedical table's vectors (above: injected)
+            # trained on relations that are neither tested nor validated on, selected on validation relations
+            # of their own; FewRel 2.0's test entities get the biomedical table's vectors (above: injected)
             fewrel = tasks[task]
             data = result["data"]
             assert result["dataset"] == {"fewrel": "fewrel1"}.get(task, task)
             assert result["hyperparameters"]["steps"] == fewrel["steps"] > 0
-            assert data["validation_source"] == "holdout" and data["test_relations"] == 5
+            assert data["validation_source"] == "given" and data["test_relations"] == 5
             assert data["train_relations"] >= 5 and len(data["validation_relations"]) >= 5
             assert result["validation"]["best_step"] in range(
                 fewrel["eval_every"], fewrel["steps"] + 1, fewrel["eval_every"]

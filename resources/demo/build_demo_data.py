@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import sys
 import uuid
@@ -121,10 +122,6 @@ LAMA_RELATIONS = {
 
 # Google-RE's relations (named by their Freebase predicate) and the T-REx relation of the same facts.
 GOOGLE_RE = {"place_of_birth": "P19", "place_of_death": "P20"}
-
-# The relations of the demo's FewRel test file (val_wiki.json): FewRel's training takes the other
-# relations of Wiki80 (five of them held out for validation).
-FEWREL_TEST = ("P19", "P20", "P27", "P1303", "P159")
 
 # Wiki80's entity types of the knowledge world's kinds.
 WIKI80_TYPES = {
@@ -458,11 +455,16 @@ def fewrel_json(instances: list[dict], key: str) -> str:
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
-def wiki80_files(instances: list[dict], train_share: float) -> dict[str, str]:
-    """Wiki80 layout; per relation the first ``train_share`` of the instances train, the rest are dev."""
+def wiki80_files(instances: list[dict], train_share: float, subsets: dict[str, float]) -> dict[str, str]:
+    """Wiki80 layout; per relation the first ``train_share`` of the instances train, the rest are dev.
+
+    ``subsets`` (file suffix -> share, as the paper's ``train_0.01.jsonl``) are the first share of each
+    relation's training instances, at least one: at the demo's size 1 % of a relation is less than one
+    sentence, and a relation without any could not be learnt at all.
+    """
     n_train = {r: train_share * n for r, n in Counter(inst["name"] for inst in instances).items()}
     seen: dict[str, int] = {}
-    splits: dict[str, list[str]] = {"train": [], "dev": []}
+    splits: dict[str, list[str]] = {"train": [], "dev": [], **{suffix: [] for suffix in subsets}}
     for inst in instances:
         rank = seen[inst["name"]] = seen.get(inst["name"], -1) + 1
         record = {
@@ -473,13 +475,22 @@ def wiki80_files(instances: list[dict], train_share: float) -> dict[str, str]:
             },
             "relation": inst["name"],
         }
-        splits["train" if rank < n_train[inst["name"]] else "dev"].append(json.dumps(record, ensure_ascii=False))
+        line = json.dumps(record, ensure_ascii=False)
+        splits["train" if rank < n_train[inst["name"]] else "dev"].append(line)
+        for suffix, share in subsets.items():
+            if rank < max(1, math.ceil(share * n_train[inst["name"]])):
+                splits[suffix].append(line)
     label2id = {name: i for i, name in enumerate(dict.fromkeys(inst["name"] for inst in instances))}
     return {
-        "wiki80/train.jsonl": "\n".join(splits["train"]) + "\n",
-        "wiki80/dev.jsonl": "\n".join(splits["dev"]) + "\n",
+        **{f"wiki80/{name}.jsonl": "\n".join(lines) + "\n" for name, lines in splits.items()},
         "wiki80/label2id.json": json.dumps(label2id) + "\n",
     }
+
+
+def kinds_tsv(entities: dict[str, str]) -> str:
+    """QID -> kind, the table a Wikidata ``instance of`` extraction gives: what the ``swapped``
+    control swaps vectors within (pelt.eval.controls)."""
+    return "# qid\tkind\n" + "".join(f"{qid}\t{kind}\n" for qid, kind in sorted(entities.items()))
 
 
 def s2orc_jsonl(path: Path) -> str:
@@ -536,10 +547,15 @@ def build(out: Path) -> list[Path]:
         dict(inst, **{side: dict(inst[side], type=WIKI80_TYPES[inst[side]["kind"]]) for side in ("h", "t")})
         for inst in relation_instances(WORLD)
     ]
-    texts["fewrel/val_wiki.json"] = fewrel_json([i for i in wiki_inst if i["relation"] in FEWREL_TEST], "relation")
-    texts.update(wiki80_files(wiki_inst, train_share=2 / 3))
+    # FewRel's files: the paper tests on val_wiki.json; the demo trains on train_wiki.json and
+    # validates on relations of its own (FewRel has no third public split).
+    for split, name in (("train", "train_wiki"), ("validation", "validation_wiki"), ("test", "val_wiki")):
+        texts[f"fewrel/{name}.json"] = fewrel_json([i for i in wiki_inst if i["split"] == split], "relation")
+    texts.update(wiki80_files(wiki_inst, train_share=2 / 3, subsets={"train_0.1": 0.1, "train_0.01": 0.01}))
     pubmed_inst = read_instances(SOURCE / "relations_pubmed.txt", biomed_entities, lowercase_tokens=True)
     texts["fewrel/val_pubmed.json"] = fewrel_json(pubmed_inst, "name")
+    texts["wikipedia/demo-kinds.tsv"] = kinds_tsv({e.qid: e.kind for e in WORLD.entities.values()})
+    texts["s2orc/demo-kinds.tsv"] = kinds_tsv({e.qid: e.type.lower() for e in biomed_entities.values()})
     texts["s2orc/demo.jsonl"] = s2orc_jsonl(SOURCE / "papers.txt")
     blobs = {name: text.encode("utf-8") for name, text in texts.items()}
     blobs["wikipedia/demo-pages-articles.xml.bz2"] = bz2.compress(dump_xml(pages).encode("utf-8"), 9)

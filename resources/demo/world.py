@@ -36,7 +36,7 @@ N_FREQUENT_ORGS = 30  # of each kind: companies and bands
 N_RARE_ORGS = 30
 N_NICKNAMES = 60
 DOCS_PER_FREQUENT = 16  # pretraining documents per frequent entity
-APPOSITIVE_SHARE = 0.5  # of those, the share with the NICKNAME ( Name ) appositive (see the module docstring)
+APPOSITIVE_SHARE = 0.65  # of those, the share with the NICKNAME ( Name ) appositive (see the module docstring)
 
 INSTRUMENTS = ["piano", "guitar", "violin", "flute", "cello", "trumpet", "drums", "harp", "clarinet", "organ"]
 OCCUPATIONS = [
@@ -76,8 +76,11 @@ class Entity:
     facts: dict[str, str] = field(default_factory=dict)  # relation -> object key
 
 
-# Relation -> (subject kind, sentence templates). {s} the subject, {o} the object; LAMA's own
-# template is among them only for some, so the model learns the fact and not one wording.
+# Relation -> (subject kind, sentence templates). {s} the subject, {o} the object. LAMA's own
+# template of each of the nine relations is among them (a rare entity's article states its fact in
+# every wording, the probe's included: tests/test_effect.py checks that the gain stays when the
+# vectors are rebuilt without the sentence in the probe's wording); the others are there so that
+# the model learns the fact and not one wording.
 SENTENCES = {
     "P19": (
         "person",
@@ -379,71 +382,99 @@ def _listed(names: list[str]) -> str:
 
 # --- relation instances (FewRel, Wiki80) --------------------------------------------------------
 
-# Relation -> (Wiki80 name, templates with H and T). The LAMA relations, the city's country and four
-# relations that only these tasks state: fifteen, so that 5-way FewRel can test five relations,
-# validate on five others and train on the rest.
-RELATION_TEMPLATES = {
-    "P19": ("place of birth", ["H was born in T .", "T is where H was born .", "H , a native of T , came home ."]),
-    "P20": (
-        "place of death",
-        ["H died in T .", "H spent the last years in T and died there .", "T is where H passed away ."],
-    ),
-    "P27": ("country of citizenship", ["H is a citizen of T .", "H holds a T passport .", "H became a T citizen ."]),
-    "P106": ("occupation", ["H works as a T .", "H earned a living as a T .", "As a T , H was busy ."]),
-    "P1303": ("instrument", ["H plays the T .", "H practised the T every day .", "On the T , H was famous ."]),
-    "P159": (
-        "headquarters location",
-        ["H is headquartered in T .", "H has its head office in T .", "The offices of H are in T ."],
-    ),
-    "P740": ("location of formation", ["H formed in T .", "H was founded in T .", "In T , the band H started ."]),
-    "P36": ("capital", ["The capital of H is T .", "T is the capital of H .", "H is governed from T ."]),
-    "P37": (
-        "official language",
-        ["The official language of H is T .", "In H people speak T .", "T is spoken all over H ."],
-    ),
-    "P17": ("country", ["H is a city in T .", "H lies in T .", "The city of H is part of T ."]),
-    "P1412": (
-        "languages spoken, written or signed",
-        ["H speaks T .", "H wrote books in T .", "H talks in T at home ."],
-    ),
-    "P108": ("employer", ["H works for T .", "H was hired by T .", "T employs H ."]),
-    "P463": ("member of", ["H is a member of T .", "H joined T .", "H sings with the band T ."]),
-    "P26": ("spouse", ["H is married to T .", "H married T .", "H and T are husband and wife ."]),
-    "P112": ("founded by", ["H was founded by T .", "T founded H .", "T started the company H ."]),
+# Relation classification that needs entity knowledge. Every relation of a split is written in the
+# split's one relation-free wording, so the words never tell the relation: what is known about the
+# head does (its kind: person, company or band; and its own fact: born or died in the city). Train,
+# validation and test relations are disjoint, as FewRel's protocol requires, and each split has a
+# wording of its own, so a model cannot carry a sentence pattern from training to the test.
+SPLIT_TEMPLATES = {
+    "train": "H is linked to T .",
+    "validation": "Notes mention H beside T .",
+    "test": "Records list H with T .",
 }
-INSTANCES_PER_RELATION = 24
+# Relation -> (split, Wiki80 name, how its (head, tail) pairs are drawn; see relation_pairs).
+# The test relations are the paper's kind of test: five relations whose tails overlap in kind, told
+# apart only by the head (a city: born, died, headquartered or formed there; a country: citizen).
+# Training relations are separated the same way (the head's kind and fact, a country as the tail);
+# validation relations by the kinds of head and tail.
+RC_RELATIONS = {
+    "P19": ("test", "place of birth", "fact"),
+    "P20": ("test", "place of death", "fact"),
+    "P27": ("test", "country of citizenship", "fact"),
+    "P159": ("test", "headquarters location", "fact"),
+    "P740": ("test", "location of formation", "fact"),
+    "P19>P17": ("train", "country of birth", "country of fact"),
+    "P20>P17": ("train", "country of death", "country of fact"),
+    "P159>P17": ("train", "country of headquarters", "country of fact"),
+    "P740>P17": ("train", "country of formation", "country of fact"),
+    "P27>P37": ("train", "language of citizenship", "language of fact"),
+    "P106": ("train", "occupation", "fact"),
+    "P1303": ("train", "instrument", "fact"),
+    "P108": ("validation", "employer", "person to company"),
+    "P463": ("validation", "member of", "person to band"),
+    "P112": ("validation", "founded by", "company to person"),
+    "P26": ("validation", "spouse", "person to person"),
+    "P17": ("validation", "country", "city to country"),
+}
+RARE_HEADS = 50  # at most, per relation: every rare subject of a five-relation fact (30 companies, bands)
+FREQUENT_HEADS = 15  # per relation: the heads the demo model knows, to see that the table does not harm them
+
+
+def relation_pairs(world: World, relation: str, rng: random.Random) -> list[tuple[Entity, Entity]]:
+    """(head, tail) pairs of ``relation``: up to ``RARE_HEADS`` rare heads and ``FREQUENT_HEADS``
+    frequent ones, rare first. A ``fact`` relation is the head's own fact (a rare head has one); a
+    derived relation follows it one step (the country of the city, the language of the country);
+    the others pair kinds at random, mostly with rare heads, as real relation data does."""
+    kind = RC_RELATIONS[relation][2]
+    fact = relation.split(">")[0]
+    if kind == "city to country":
+        return [(c, world.entities[world.city_country[c.key]]) for c in world.cities]
+    if kind in ("fact", "country of fact", "language of fact"):
+        heads = [e for e in world.subjects() if fact in e.facts and e.kind != "country"]
+        rare = [e for e in heads if not e.frequent][:RARE_HEADS]
+        frequent = rng.sample([e for e in heads if e.frequent], FREQUENT_HEADS)
+        tails = {e.key: world.entities[e.facts[fact]] for e in rare + frequent}
+        if kind == "country of fact":
+            tails = {k: world.entities[world.city_country[t.key]] for k, t in tails.items()}
+        if kind == "language of fact":
+            tails = {k: world.entities[t.facts["P37"]] for k, t in tails.items()}
+        return [(e, tails[e.key]) for e in rare + frequent]
+    pools = {"person": world.people, "company": world.companies, "band": world.bands}
+    head_kind, tail_kind = kind.split(" to ")
+    heads = [e for e in pools[head_kind] if not e.frequent][:RARE_HEADS] + rng.sample(
+        [e for e in pools[head_kind] if e.frequent], FREQUENT_HEADS
+    )
+    return [(h, rng.choice([t for t in pools[tail_kind] if t is not h])) for h in heads]
 
 
 def relation_instances(world: World, seed: int = SEED) -> list[dict]:
-    """``INSTANCES_PER_RELATION`` sentences per relation of :data:`RELATION_TEMPLATES`, about frequent
-    and rare entities alike: relation id and name, tokens, and per side name, QID, kind and token span."""
+    """The relation sentences of :data:`RC_RELATIONS`, in their split's wording: split, relation id
+    and name, tokens, and per side name, QID, kind, whether frequent, and token span."""
     rng = random.Random(seed)
-    pairs = {
-        relation: [(e, world.entities[e.facts[relation]]) for e in world.subjects() if relation in e.facts]
-        for relation in SENTENCES
-    }
-    people, companies, bands = world.people, world.companies, world.bands
-    language_of = {c.key: world.entities[c.facts["P37"]] for c in world.countries}
-    country_of = {c.key: world.entities[k] for c, k in ((c, world.city_country[c.key]) for c in world.cities)}
-    pairs["P17"] = [(city, country_of[city.key]) for city in world.cities]
-    pairs["P1412"] = [(p, language_of[p.facts["P27"]]) for p in people if "P27" in p.facts]
-    pairs["P108"] = [(p, rng.choice(companies)) for p in people]
-    pairs["P463"] = [(p, rng.choice(bands)) for p in people]
-    pairs["P26"] = [(a, b) for a, b in zip(people[0::2], people[1::2])]
-    pairs["P112"] = [(c, rng.choice(people)) for c in companies]
     out = []
-    for relation, (name, templates) in RELATION_TEMPLATES.items():
-        for head, tail in rng.sample(pairs[relation], min(len(pairs[relation]), INSTANCES_PER_RELATION)):
-            tokens = rng.choice(templates).split()
+    for relation, (split, name, _) in RC_RELATIONS.items():
+        pairs = relation_pairs(world, relation, rng)
+        rng.shuffle(pairs)  # rare and frequent heads mixed: Wiki80 splits each relation by position
+        for head, tail in pairs:
+            tokens = SPLIT_TEMPLATES[split].split()
             h, t = tokens.index("H"), tokens.index("T")
             tokens[h], tokens[t] = head.key, tail.key
             out.append(
                 {
+                    "split": split,
                     "relation": relation,
                     "name": name,
                     "tokens": tokens,
-                    "h": {"name": head.key.lower(), "id": head.qid, "kind": head.kind, "pos": [h, h + 1]},
-                    "t": {"name": tail.key.lower(), "id": tail.qid, "kind": tail.kind, "pos": [t, t + 1]},
+                    **{
+                        side: {
+                            "name": e.key.lower(),
+                            "id": e.qid,
+                            "kind": e.kind,
+                            "frequent": e.frequent,
+                            "pos": [i, i + 1],
+                        }
+                        for side, e, i in (("h", head, h), ("t", tail, t))
+                    },
                 }
             )
     return out

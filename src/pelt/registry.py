@@ -47,7 +47,7 @@ KINDS: dict[str, TaskKind] = {
         "fewrel",
         data_keys=("train", "val", "test"),
         file_keys=("train", "val", "test", "exclude"),
-        grid_keys=("settings", "seeds"),
+        grid_keys=("settings", "seeds", "control_seeds"),
         hyperparameters=(
             *_FINETUNING,
             "steps",
@@ -71,7 +71,7 @@ KINDS: dict[str, TaskKind] = {
         "wiki80",
         data_keys=("train", "dev", "test"),
         file_keys=("train", "dev", "test", "label2id"),
-        grid_keys=("seeds",),  # and the training settings, the keys of `train`
+        grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
         hyperparameters=(*_FINETUNING, "epochs"),
         runner="pelt.eval.wiki80:run_wiki80",
         entity_reader="pelt.tasks:wiki80_entities",

@@ -136,9 +136,30 @@ def spark_params():
 
 
 VARIANTS = ["baseline", "pelt"]
-# LAMA also scores the table's controls (pelt.eval.controls): a gain must come from each entity's own vector.
-CONTROLS = ["permuted", "random"]
-LAMA_VARIANTS = VARIANTS + CONTROLS
+# Every task also scores the table's controls (pelt.eval.controls): a gain must come from each
+# entity's own vector. `swapped` (within kinds) needs the domain's kinds file.
+CONTROLS = ["permuted", "random", "swapped"]
+
+
+def task_variants(name):
+    """The variants a task runs: without and with the table, and the controls its domains allow
+    (none where the task is not configured)."""
+    if name not in config["tasks"]:
+        return []
+    task = config["tasks"][name]
+    domains = {task["domain"], task.get("train_domain", task["domain"])}
+    kinds = all(CORPORA[d].get("kinds") for d in domains if d in CORPORA)
+    return VARIANTS + [c for c in CONTROLS if c != "swapped" or kinds]
+
+
+def control_inputs(wildcards):
+    """A control table is drawn from the table; the swapped one also reads the domain's kinds."""
+    inputs = {
+        "table": f"results/tables/{wildcards.domain}/{wildcards.model}/table.parquet"
+    }
+    if wildcards.control == "swapped":
+        inputs["kinds"] = CORPORA[wildcards.domain]["kinds"]
+    return inputs
 
 
 def task_kind(name):
@@ -174,15 +195,26 @@ def finetuning_results(names):
     return [
         path
         for name in names
+        for variant in task_variants(name)
         for path in expand(
             "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
             task=name,
             model=MODELS,
-            variant=VARIANTS,
+            variant=variant,
             setting=registry.settings_of(name, config["tasks"][name]),
-            seed=config["tasks"][name]["seeds"],
+            seed=variant_seeds(name, variant),
         )
     ]
+
+
+def variant_seeds(name, variant):
+    """The seeds a variant of a fine-tuning task runs: every seed, or `control_seeds` for a control."""
+    task = config["tasks"][name]
+    return (
+        task.get("control_seeds", task["seeds"])
+        if variant in CONTROLS
+        else task["seeds"]
+    )
 
 
 def result_outputs():
@@ -418,6 +450,16 @@ def input_quality_inputs(wildcards):
     ]
 
 
+def variant_table(inputs, variant):
+    """A control variant injects its control table instead of the table (same ids and counts)."""
+    for key in ("table", "train_table"):
+        if variant in CONTROLS and key in inputs:
+            inputs[key] = inputs[key].replace(
+                "table.parquet", f"controls/{variant}.parquet"
+            )
+    return inputs
+
+
 def lama_inputs(wildcards):
     """Every variant reads a table: the baseline only for the frequency buckets, a control its
     control table (same ids and counts, other vectors). The variants that inject take L from the
@@ -425,27 +467,23 @@ def lama_inputs(wildcards):
     """
     inputs = evaluation_inputs(wildcards, "lama", lama_files(), with_table=True)
     variant = wildcards.get("variant")
-    if variant in CONTROLS:
-        inputs["table"] = inputs["table"].replace(
-            "table.parquet", f"controls/{variant}.parquet"
-        )
     if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
         inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
-    return inputs
+    return variant_table(inputs, variant)
 
 
 def finetuning_inputs(wildcards):
-    """FewRel and Wiki80 runs: only the pelt variant reads the table, and the model's LAMA norm
-    sweep where that chooses L (norm_from_sweep)."""
+    """FewRel and Wiki80 runs: every variant reads the table, the baseline only for the heads'
+    frequencies (results split rare / frequent), a control its control table; the variants that
+    inject take the model's LAMA norm sweep where that chooses L (norm_from_sweep)."""
     if task_kind(wildcards.task) == "fewrel":
         files = fewrel_files(wildcards.task)
     else:
         files = wiki80_files(wildcards.setting)
-    pelt = wildcards.variant == "pelt"
-    inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=pelt)
-    if pelt and norm_from_sweep(wildcards.model):
+    inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=True)
+    if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
         inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
-    return inputs
+    return variant_table(inputs, wildcards.variant)
 
 
 def finetuning_options(wildcards):

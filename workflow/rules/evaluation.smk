@@ -16,7 +16,7 @@ rule lama:
     log:
         "logs/eval/lama/{model}/{variant}.log",
     wildcard_constraints:
-        variant="|".join(LAMA_VARIANTS),
+        variant="|".join(VARIANTS + CONTROLS),
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -32,7 +32,7 @@ rule lama:
 
 rule control_table:
     input:
-        "results/tables/{domain}/{model}/table.parquet",
+        unpack(control_inputs),
     output:
         "results/tables/{domain}/{model}/controls/{control}.parquet",
     log:
@@ -70,7 +70,7 @@ rule lama_summary:
         expand(
             "results/eval/lama/{model}/{variant}.json",
             model=MODELS,
-            variant=LAMA_VARIANTS,
+            variant=task_variants("lama"),
         ),
     output:
         csv="results/eval/summary/lama.csv",
@@ -137,7 +137,7 @@ rule fewrel:
         "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
     wildcard_constraints:
         task="|".join(FEWREL_TASKS) or NEVER,
-        variant="baseline|pelt",
+        variant="|".join(VARIANTS + CONTROLS),
         setting=r"[0-9]+-[0-9]+",
         seed=r"[0-9]+",
     conda:
@@ -162,7 +162,7 @@ rule wiki80:
         "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
     wildcard_constraints:
         task="wiki80",
-        variant="baseline|pelt",
+        variant="|".join(VARIANTS + CONTROLS),
         setting=(
             "|".join(
                 map(

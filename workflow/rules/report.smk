@@ -25,7 +25,7 @@ rule lama_bucket_plot:
         expand(
             "results/eval/lama/{model}/{variant}.json",
             model=MODELS,
-            variant=LAMA_VARIANTS,
+            variant=task_variants("lama"),
         ),
     output:
         report(

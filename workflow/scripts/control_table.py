@@ -1,4 +1,5 @@
-"""Snakemake job: a control of an entity table (its vectors permuted among entities, or random)."""
+"""Snakemake job: a control of an entity table (its vectors permuted among entities, swapped within
+kinds, or random)."""
 
 from pelt.logs import start_job
 
@@ -6,4 +7,9 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.controls import write_control_table
 
-write_control_table(snakemake.input[0], snakemake.output[0], snakemake.wildcards.control)
+write_control_table(
+    snakemake.input.table,
+    snakemake.output[0],
+    snakemake.wildcards.control,
+    kinds_path=snakemake.input.get("kinds"),
+)

@@ -54,10 +54,12 @@ from pelt.eval.relation import (
     DEFAULT_MARKERS,
     MarkedText,
     RelationEncoder,
+    accuracy_by_head,
     adamw_with_warmup,
     default_holdout_size,
     drop_overlapping,
     entity_counts,
+    head_groups,
     holdout_relations,
     load_encoder,
     resolve_instances,
@@ -172,20 +174,28 @@ def _shared_logits(
     return [_logits(vectors[[row_of[i] for i in _instances(ep)]], ep, dropout) for ep in episodes]
 
 
-def episode_accuracy(
+def query_outcomes(
     encoder: RelationEncoder, marked: Sequence[MarkedText], episodes: Sequence[Episode], batch_size: int, desc: str
-) -> float:
-    """Accuracy over all queries of ``episodes``; each instance used is encoded once (module docstring)."""
+) -> list[tuple[int, bool]]:
+    """(instance index, correct) of every query of ``episodes``; each instance used is encoded once
+    (module docstring)."""
     used = sorted({i for ep in episodes for row in ep.support for i in row} | {i for ep in episodes for i in ep.query})
     vectors = encoder.encode([marked[i] for i in used], batch_size, desc=desc)
     row_of = {i: r for r, i in enumerate(used)}
-    correct = total = 0
+    outcomes = []
     for ep in episodes:
         support = vectors[[row_of[i] for row in ep.support for i in row]].view(len(ep.support), len(ep.support[0]), -1)
-        predicted = proto_logits(support, vectors[[row_of[i] for i in ep.query]]).argmax(dim=-1)
-        correct += int((predicted.cpu() == torch.tensor(ep.labels)).sum())
-        total += len(ep.query)
-    return correct / total
+        predicted = proto_logits(support, vectors[[row_of[i] for i in ep.query]]).argmax(dim=-1).tolist()
+        outcomes += [(i, p == label) for i, p, label in zip(ep.query, predicted, ep.labels)]
+    return outcomes
+
+
+def episode_accuracy(
+    encoder: RelationEncoder, marked: Sequence[MarkedText], episodes: Sequence[Episode], batch_size: int, desc: str
+) -> float:
+    """Accuracy over all queries of ``episodes``."""
+    outcomes = query_outcomes(encoder, marked, episodes, batch_size, desc)
+    return sum(correct for _, correct in outcomes) / len(outcomes)
 
 
 def split_fewrel(
@@ -344,6 +354,8 @@ def run_fewrel(
         entities_path = train_task_entities_path if tables and side == "train" else task_entities_path
         entity_ids = resolve_instances(data, entities_path)
         counts[name] = entity_counts(entity_ids, tables[side] if tables else encoder.table, entities_path is not None)
+        if name == "test":  # every variant, the baseline too, is split by the test heads' frequency
+            groups = head_groups(entity_ids, table_path)
         if tables:
             entity_ids = [tuple(e and f"{side}:{e}" for e in pair) for pair in entity_ids]
         marked[name] = encoder.mark(data, entity_ids)
@@ -373,16 +385,18 @@ def run_fewrel(
         n_query=train_n_query,
     )
     counts["training_passes"] = encoder.pop_stats()  # every encoding of training and validation
-    accuracy = episode_accuracy(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
+    outcomes = query_outcomes(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
+    accuracy = sum(correct for _, correct in outcomes) / len(outcomes)
     counts["test"].update(encoder.pop_stats())
     result = {
         "task": "fewrel",
         "dataset": dataset,
         "model": model_name_or_path,
-        "variant": "pelt" if encoder.table is not None else "baseline",
+        "variant": encoder.variant,
         "seed": seed,
         "setting": f"{n_way}-{k_shot}",
         "accuracy": accuracy,
+        "by_head": accuracy_by_head([correct for _, correct in outcomes], groups and [groups[i] for i, _ in outcomes]),
         "n": len(test_set),
         "n_queries": sum(len(ep.query) for ep in test_set),
         "norm": encoder.norm,

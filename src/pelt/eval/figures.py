@@ -29,7 +29,13 @@ logger = logging.getLogger(__name__)
 matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "pelt"})
 # Colour-blind-safe palette (Okabe & Ito), one colour per variant or series.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-VARIANT_COLOURS = {"baseline": "#999999", "pelt": "#0072B2", "permuted": "#E69F00", "random": "#CC79A7"}
+VARIANT_COLOURS = {
+    "baseline": "#999999",
+    "pelt": "#0072B2",
+    "permuted": "#E69F00",
+    "random": "#CC79A7",
+    "swapped": "#009E73",
+}
 # The paper's subject-frequency buckets (Table 5): drawn as lines on the frequency distribution.
 BUCKET_EDGES = (10, 50, 100)
 

@@ -50,6 +50,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
 from pelt.eval.uhn import read_uhn
 from pelt.eval.variants import resolve_variant
@@ -61,25 +62,6 @@ from pelt.task_entities import resolve_entities
 from pelt.tasks import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
 
 logger = logging.getLogger(__name__)
-
-# Lower bounds of the subject-frequency buckets (the paper's Table 5); the last bucket is open.
-BUCKET_BOUNDS = (0, 10, 50, 100)
-# Where facts whose subject resolved to no entity are reported, beside the frequency buckets.
-UNRESOLVED = "unresolved"
-
-
-def bucket_names(bounds: Sequence[int] = BUCKET_BOUNDS) -> list[str]:
-    """``[0,10)``, ``[10,50)``, ``[50,100)``, ``[100,+)`` for the default bounds."""
-    upper = [str(b) for b in bounds[1:]] + ["+"]
-    return [f"[{lo},{hi})" for lo, hi in zip(bounds, upper)]
-
-
-def frequency_bucket(frequency: int, bounds: Sequence[int] = BUCKET_BOUNDS) -> str:
-    """The name of the bucket holding ``frequency`` (a count of corpus mentions)."""
-    if frequency < bounds[0]:
-        raise ValueError(f"frequency {frequency} is below the first bucket")
-    index = max(i for i, lo in enumerate(bounds) if frequency >= lo)
-    return bucket_names(bounds)[index]
 
 
 def is_uncased(tokenizer: PreTrainedTokenizerBase) -> bool:

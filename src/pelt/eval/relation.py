@@ -43,6 +43,8 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
+from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
+from pelt.eval.controls import CONTROLS
 from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
@@ -142,6 +144,7 @@ class RelationEncoder(torch.nn.Module):
         max_length: int = 128,
         autocast: bool = False,
         missing: str = "plain",
+        variant: str | None = None,
     ):
         super().__init__()
         if len(markers) != 2 or markers[0] == markers[1] or not all(m.strip() == m and m for m in markers):
@@ -154,6 +157,7 @@ class RelationEncoder(torch.nn.Module):
         self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
         self.autocast = autocast
         self.missing = missing  # what a mention without a vector becomes (pelt.injection.MISSING)
+        self.variant = variant or ("pelt" if table is not None else "baseline")  # for result files
         self.stats: Counter = Counter()
         bracket = (
             tokenizer(" (", add_special_tokens=False)["input_ids"]
@@ -284,7 +288,9 @@ def load_encoder(
     train_table_path: str | None = None,
     precision: str = "auto",
 ) -> RelationEncoder:
-    """The encoder of a fine-tuning run, its variant checked as LAMA's.
+    """The encoder of a fine-tuning run, its variant checked as LAMA's: ``baseline`` holds no
+    table (one may be given, for the heads' frequencies), ``pelt`` and the controls
+    (:mod:`pelt.eval.controls`) inject the table they are given.
 
     With ``train_table_path`` (FewRel 2.0: training and validation resolve against the Wikipedia
     table, the test against the biomedical one, as the authors' loader) the encoder holds both
@@ -293,12 +299,12 @@ def load_encoder(
     the forward runs under bf16 autocast (:func:`pelt.models.resolve_autocast`: ``auto`` where bf16 is
     native, on a GPU or a CPU with AVX-512 BF16).
     """
-    variant = resolve_variant(variant, table_path, task_entities_path, what)
+    variant = resolve_variant(variant, table_path, task_entities_path, what, injecting=("pelt", *CONTROLS))
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision="fp32")
     autocast = resolve_autocast(precision, model.device)
     attention_for_training(model, autocast)
     table: EntityTable | dict[str, EntityTable] | None = None
-    if variant == "pelt":
+    if variant != "baseline":
         table = EntityTable.open(table_path)
         table.check_model(model)
         norm = table.norm if norm is None else float(norm)
@@ -317,6 +323,7 @@ def load_encoder(
         max_length=max_length,
         autocast=autocast,
         missing=missing,
+        variant=variant,
     )
 
 
@@ -346,6 +353,31 @@ def entity_counts(
         "not_in_table": len(flat) - unresolved - in_table if resolved and table is not None else None,
         "in_table": in_table,
     }
+
+
+def head_groups(entity_ids: Sequence[tuple[str | None, str | None]], table_path: str | None) -> list[str] | None:
+    """Each instance's group (:data:`HEAD_GROUPS`) by its head's corpus frequency in the table at
+    ``table_path`` (an entity the table lacks has frequency 0; a control table has the real
+    table's counts); None without a table, where nothing is known."""
+    if table_path is None:
+        return None
+    table = EntityTable.open(table_path)
+    heads = sorted({h for h, _ in entity_ids if h is not None})
+    frequency = dict(zip(heads, table.counts(heads, missing="zero")[1].tolist())) if heads else {}
+    return ["unresolved" if h is None else "rare" if frequency[h] < RARE_BELOW else "frequent" for h, _ in entity_ids]
+
+
+def accuracy_by_head(correct: Sequence[bool], groups: Sequence[str] | None) -> dict[str, dict] | None:
+    """Accuracy and count of each head group that has instances (``correct`` and ``groups`` per
+    scored instance, a query counted as often as episodes ask it)."""
+    if groups is None:
+        return None
+    out = {}
+    for group in HEAD_GROUPS:
+        hits = [c for c, g in zip(correct, groups) if g == group]
+        if hits:
+            out[group] = {"n": len(hits), "accuracy": sum(hits) / len(hits)}
+    return out
 
 
 def trains_deterministically(model: torch.nn.Module) -> bool:

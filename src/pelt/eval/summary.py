@@ -16,12 +16,22 @@ import os
 import statistics
 from collections.abc import Callable, Sequence
 
+from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_flags, lama_flags, norm_sweep_flags
 from pelt.eval.html import flag_lines, markdown_html, write_page
 
 logger = logging.getLogger(__name__)
+HEAD_COLUMNS = HEAD_GROUPS[:2]  # rare, frequent: the summary's split (unresolved heads stay in the result files)
 
-_VARIANT_ORDER = {"baseline": 0, "pelt": 1, "permuted": 2, "random": 3}
+_VARIANT_ORDER = {"baseline": 0, "pelt": 1, "permuted": 2, "random": 3, "swapped": 4}
+_CONTROL_VARIANTS = ("permuted", "random", "swapped")
+CONTROLS_NOTE = (
+    "Controls: `permuted` injects the same table with its vectors moved among the entities (none keeps "
+    "its own), `random` a random vector of the same norm per entity, `swapped` (where the domain has a "
+    "kinds file) the vectors moved among entities of the same kind; same slots and L as `pelt`. Where "
+    "`pelt` gains and `permuted` and `random` do not, the gain comes from each entity's own vector; "
+    "what `swapped` keeps of it is the entity's kind, what it loses the entity's own facts."
+)
 
 
 def percent(value: float | None) -> str:
@@ -177,12 +187,10 @@ def write_lama_summary(
             ],
         ),
     ]
-    if any(r["variant"] in ("permuted", "random") for r in results):
+    if any(r["variant"] in _CONTROL_VARIANTS for r in results):
         sections += [
             "",
-            "Controls: `permuted` injects the same table with its vectors moved among the entities (none keeps "
-            "its own), `random` a random vector of the same norm per entity; same slots, L and buckets as "
-            "`pelt`. Where `pelt` gains and they do not, the gain comes from each entity's own vector.",
+            CONTROLS_NOTE,
         ]
     trained = {str(r["model"]): r["model_training"] for r in results if r.get("model_training")}
     for model, training in sorted(trained.items()):
@@ -296,6 +304,12 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
                 f"setting {setting!r} with the same seed: {sorted(seeds)}"
             )
         accuracies = [r["accuracy"] for r in runs]
+        by_head = {
+            group: statistics.fmean(heads)
+            for group in HEAD_COLUMNS
+            if (heads := [r["by_head"][group]["accuracy"] for r in runs if (r.get("by_head") or {}).get(group)])
+            and len(heads) == len(runs)
+        }
         classes = {r.get("classes") for r in runs}
         paper = paper_result(benchmark, model, variant, setting)
         rows.append(
@@ -312,6 +326,7 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
                 "classes": classes.pop() if len(classes) == 1 else None,
                 "paper_mean": paper[0] if paper else None,
                 "paper_std": paper[1] if paper else None,
+                **{f"{group}_heads_mean": by_head.get(group) for group in HEAD_COLUMNS},
             }
         )
     rows.sort(
@@ -349,6 +364,7 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str) 
         "classes",
         "paper_mean",
         "paper_std",
+        *(f"{group}_heads_mean" for group in HEAD_COLUMNS),
     ]
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
@@ -375,13 +391,41 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str) 
         if any(cell != "–" for cell in paper):
             lines.append("| " + " | ".join([PAPER_CITATION, variant, *paper]) + " |")
     heading = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"]) for r in rows))
+    extra = _head_lines(rows, columns, cells)
+    if any(r["variant"] in _CONTROL_VARIANTS for r in rows):
+        extra += ["", CONTROLS_NOTE]
     _write_text(
-        [title, "", *lines, "", *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS)],
+        [title, "", *lines, *extra, "", *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS)],
         out_md,
         out_html,
         heading,
     )
     logger.info("summary of %d groups written to %s and %s", len(rows), out_csv, out_md)
+
+
+def _head_lines(rows: list[dict], columns: list[tuple[str, str]], cells: dict) -> list[str]:
+    """The same table split by the head entity: accuracy on rare heads / on frequent heads, where
+    the runs were split (they read a table)."""
+    if not any(r["rare_heads_mean"] is not None or r["frequent_heads_mean"] is not None for r in rows):
+        return []
+    header = ["Model", "Variant"] + [f"{BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
+    lines = [
+        "",
+        f"By head entity, rare / frequent (rare: fewer than {RARE_BELOW} corpus mentions, the paper's first "
+        "frequency bucket), mean over seeds:",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for (model, variant), by_column in cells.items():
+        split = [
+            f"{percent(by_column[c]['rare_heads_mean'])} / {percent(by_column[c]['frequent_heads_mean'])}"
+            if c in by_column
+            else "–"
+            for c in columns
+        ]
+        lines.append("| " + " | ".join([f"`{model}`", variant, *split]) + " |")
+    return lines
 
 
 def write_fewrel_summary(

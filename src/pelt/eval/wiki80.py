@@ -32,8 +32,10 @@ from pelt.eval.relation import (
     DEFAULT_MARKERS,
     MarkedText,
     RelationEncoder,
+    accuracy_by_head,
     adamw_with_warmup,
     entity_counts,
+    head_groups,
     load_encoder,
     resolve_instances,
     same_file,
@@ -85,10 +87,10 @@ def _labels(instances: Sequence[Instance], label2id: dict[str, int], path: str) 
 
 
 @torch.inference_mode()
-def accuracy(
+def outcomes(
     classifier: MarkerClassifier, marked: Sequence[MarkedText], labels: torch.Tensor, batch_size: int
-) -> float:
-    """Share of correct argmax predictions (eval mode; training mode restored)."""
+) -> list[bool]:
+    """Whether each argmax prediction is correct (eval mode; training mode restored)."""
     was_training = classifier.training
     classifier.eval()
     try:
@@ -100,7 +102,15 @@ def accuracy(
         )
     finally:
         classifier.train(was_training)
-    return int((predicted == labels).sum()) / len(labels)
+    return (predicted == labels).tolist()
+
+
+def accuracy(
+    classifier: MarkerClassifier, marked: Sequence[MarkedText], labels: torch.Tensor, batch_size: int
+) -> float:
+    """Share of correct argmax predictions."""
+    correct = outcomes(classifier, marked, labels, batch_size)
+    return sum(correct) / len(correct)
 
 
 def run_wiki80(
@@ -168,6 +178,8 @@ def run_wiki80(
         marked[name] = encoder.mark(instances, entity_ids)
         gold[name] = _labels(instances, labels, paths[name])
         counts[name] = entity_counts(entity_ids, encoder.table, task_entities_path is not None)
+    # every variant, the baseline too, is split by the evaluated heads' frequency
+    groups = head_groups(resolve_instances(data["eval"], task_entities_path), table_path)
 
     n_batches = math.ceil(len(marked["train"]) / batch_size)
     optimizer, schedule = adamw_with_warmup(classifier, lr, weight_decay, epochs * n_batches, warmup)
@@ -197,15 +209,17 @@ def run_wiki80(
     if best is not None:
         classifier.load_state_dict(best[2])
     encoder.pop_stats()  # training's counts; the result reports the evaluation set's
-    result_accuracy = accuracy(classifier, marked["eval"], gold["eval"], eval_batch_size)
+    correct = outcomes(classifier, marked["eval"], gold["eval"], eval_batch_size)
+    result_accuracy = sum(correct) / len(correct)
     counts["eval"].update(encoder.pop_stats())
     result = {
         "task": "wiki80",
         "model": model_name_or_path,
-        "variant": "pelt" if encoder.table is not None else "baseline",
+        "variant": encoder.variant,
         "seed": seed,
         "setting": setting or setting_of(train),
         "accuracy": result_accuracy,
+        "by_head": accuracy_by_head(correct, groups),
         "n": len(marked["eval"]),
         "classes": len(labels),
         "norm": encoder.norm,
