@@ -228,7 +228,16 @@ def test_run_fewrel_baseline_and_pelt(tiny_model_dirs, data, tmp_path):  # noqa:
         assert {g: v["n"] for g, v in run["by_head"].items()} == expected
         mean = sum(v["accuracy"] * v["n"] for v in run["by_head"].values()) / run["n_queries"]
         assert mean == pytest.approx(run["accuracy"])
-    assert pelt["hyperparameters"]["steps"] == 3 and pelt["hyperparameters"]["markers"] == ["@", "#"]
+    # and by the query's relation, with where its errors went
+    asked = Counter(ep.relations[label] for ep in episodes for label in ep.labels)
+    for run in (base, pelt):
+        by_relation = run["by_relation"]
+        assert {r: v["n"] for r, v in by_relation.items()} == asked
+        mean = sum(v["accuracy"] * v["n"] for v in by_relation.values()) / run["n_queries"]
+        assert mean == pytest.approx(run["accuracy"])
+        for relation, v in by_relation.items():
+            assert relation not in v["errors"] and sum(v["errors"].values()) == pytest.approx(1 - v["accuracy"])
+    assert pelt["hyperparameters"]["steps"] == 3 and pelt["hyperparameters"]["markers"] == "punct"
 
 
 def test_run_fewrel_is_deterministic(tiny_model_dirs, data, tmp_path):  # noqa: F811

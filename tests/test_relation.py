@@ -16,7 +16,10 @@ import torch.nn.functional as F
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.relation import (
+    MARKERS,
+    Markers,
     RelationEncoder,
+    accuracy_by_relation,
     drop_overlapping,
     entity_counts,
     holdout_relations,
@@ -125,9 +128,18 @@ def test_marked_text_positions():
     assert [text[s:e] for s, e in spans] == ["Marie Curie", "Warsaw"]
     assert [text[c] for c in markers] == ["@", "#"] and markers[0] == text.index("@")
     adjacent = _inst("Ada Lovelace Paris", head=(0, 2), tail=(2, 3))
-    text, spans, markers = marked_text(adjacent, ("<h>", "<t>"))
-    assert text == "<h> Ada Lovelace <h> <t> Paris <t>"
+    text, spans, markers = marked_text(adjacent, Markers(("<h>", "</h>"), ("<t>", "</t>")))
+    assert text == "<h> Ada Lovelace </h> <t> Paris </t>"
     assert [text[s:e] for s, e in spans] == ["Ada Lovelace", "Paris"] and markers == [0, text.index("<t>")]
+
+
+def test_accuracy_by_relation_names_where_errors_go():
+    got = accuracy_by_relation(["born", "born", "born", "born", "died"], ["born", "died", "died", "lives", "died"])
+    assert got == {
+        "born": {"n": 4, "accuracy": 0.25, "errors": {"died": 0.5, "lives": 0.25}},
+        "died": {"n": 1, "accuracy": 1.0, "errors": {}},
+    }
+    assert list(got["born"]["errors"]) == ["died", "lives"]  # most first
 
 
 def test_holdout_is_a_stable_hash_split():
@@ -205,7 +217,11 @@ SENTENCES = [
     ("Paris is the capital of France .", (0, 1), (5, 6)),
 ]
 # BERT's tiny WordPiece vocabulary has no "@" or "#": words of its corpus serve as markers there.
-MARKERS = {"roberta": ("@", "#"), "bart": ("@", "#"), "bert": ("cat", "dog")}
+FAMILY_MARKERS = {
+    "roberta": MARKERS["punct"],
+    "bart": MARKERS["punct"],
+    "bert": Markers(("cat", "cat"), ("dog", "dog")),
+}
 
 
 def _reference(model_dir: Path, texts: list[str], marker_chars: list[tuple[int, int]]) -> torch.Tensor:
@@ -227,9 +243,9 @@ def _reference(model_dir: Path, texts: list[str], marker_chars: list[tuple[int, 
 @pytest.mark.parametrize("family", ["roberta", "bert", "bart"])
 def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # noqa: F811
     model_dir = tiny_model_dirs[family]
-    head_marker, tail_marker = MARKERS[family]
+    markers = FAMILY_MARKERS[family]
     instances = [
-        _inst(s.format(m=head_marker), h, t, qids=(f"QH{i}", f"QT{i}")) for i, (s, h, t) in enumerate(SENTENCES)
+        _inst(s.format(m=markers.head[0]), h, t, qids=(f"QH{i}", f"QT{i}")) for i, (s, h, t) in enumerate(SENTENCES)
     ]
     model, tokenizer = load_masked_lm(str(model_dir))
     word = " paris" if family == "bert" else " Paris"
@@ -253,7 +269,6 @@ def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # 
         },
     )
     table = EntityTable.open(table_path)
-    markers = (head_marker, tail_marker)
     # head of sentence 0 and tail of sentence 2 are in the table; sentence 1 has no entity resolved
     entity_ids = [("E0", "not_in_table"), (None, None), ("not_in_table", "E2")]
     norm = float(np.linalg.norm(emb))
@@ -292,8 +307,47 @@ def test_markers_must_be_real_tokens(tiny_model_dirs):  # noqa: F811
     encoder = RelationEncoder(model, tokenizer, None, norm=None)  # "@" is [UNK] for the tiny WordPiece vocabulary
     with pytest.raises(ValueError, match="unknown or a bracket token"):
         encoder.mark([_inst("marie curie was born in warsaw", (0, 2), (5, 6))], [(None, None)])
-    with pytest.raises(ValueError, match="two different"):
-        RelationEncoder(model, tokenizer, None, norm=None, markers=("@", "@"))
+    with pytest.raises(ValueError, match="different start markers"):
+        Markers(("@", "@"), ("@", "#"))
+    with pytest.raises(ValueError, match="four non-blank words"):
+        Markers(("@", "a b"), ("#", "#"))
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert"])
+def test_new_marker_tokens_read_as_the_papers_code(family, tiny_model_dirs):  # noqa: F811
+    """``markers: tokens`` encodes as the paper's code: each word tokenized on its own (after a
+    space, but the first), the four new ids inserted around the head and the tail, the states at
+    the two start ids; the vocabulary grows by four tokens and nothing else changes."""
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    rows = model.get_input_embeddings().num_embeddings
+    old = model.get_input_embeddings().weight.detach().clone()
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, markers=MARKERS["tokens"])
+    assert len(tokenizer) == rows + 4 and model.get_input_embeddings().num_embeddings == rows + 4
+    torch.testing.assert_close(model.get_input_embeddings().weight[:rows], old)
+    new_ids = tokenizer.convert_tokens_to_ids(["[unused0]", "[unused1]", "[unused2]", "[unused3]"])
+    assert new_ids == list(range(rows, rows + 4))
+    # neither entity first: the paper's code tokenizes the first word without a space, ours as any
+    sentences = [
+        (SENTENCES[1][0].format(m="the"), (4, 6), (9, 10)),
+        ("In 1990 Warsaw hosted Marie Curie .", (4, 6), (2, 3)),
+    ]
+    instances = [_inst(s.lower() if family == "bert" else s, h, t) for s, h, t in sentences]
+    with torch.no_grad():
+        got = encoder(encoder.mark(instances, [(None, None)] * len(instances)))
+
+    expected = []
+    for inst in instances:
+        pieces = [tokenizer.tokenize(w if i == 0 or family == "bert" else " " + w) for i, w in enumerate(inst.tokens)]
+        ids = []
+        for i, piece in enumerate(pieces):
+            ids += [new_ids[0]] * (i == inst.head.start) + [new_ids[2]] * (i == inst.tail.start)
+            ids += tokenizer.convert_tokens_to_ids(piece)
+            ids += [new_ids[1]] * (i == inst.head.end - 1) + [new_ids[3]] * (i == inst.tail.end - 1)
+        ids = [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]
+        with torch.no_grad():
+            hidden = model.base_model(input_ids=torch.tensor([ids])).last_hidden_state[0]
+        expected.append(torch.cat([hidden[ids.index(new_ids[0])], hidden[ids.index(new_ids[2])]]))
+    torch.testing.assert_close(got, torch.stack(expected), atol=1e-5, rtol=1e-4)
 
 
 def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
@@ -336,7 +390,7 @@ def test_training_precision_follows_the_hardware_unless_set(monkeypatch, tiny_mo
     with pytest.raises(ValueError, match="unknown training precision 'fp16'"):
         resolve_autocast("fp16", cpu)
 
-    options = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None, markers=("@", "#"))
+    options = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None, markers=MARKERS["punct"])
     options.update(max_length=64, device="cpu", what="test")
     encoders = {p: load_encoder(str(tiny_model_dirs["roberta"]), precision=p, **options) for p in ("fp32", "bf16")}
     assert encoders["fp32"].precision == "fp32" and encoders["bf16"].precision == "bf16 autocast"
@@ -357,9 +411,9 @@ def test_fp32_attention_masks_padding_as_sdpa(family, tiny_model_dirs):  # noqa:
     model, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
     attention_for_training(model, autocast=True)
     assert model.config._attn_implementation == "sdpa_fp32"
-    markers = MARKERS[family]
+    markers = FAMILY_MARKERS[family]
     encoder = RelationEncoder(model, tokenizer, None, norm=None, markers=markers)
-    instances = [_inst(s.format(m=markers[0]), h, t) for s, h, t in SENTENCES]
+    instances = [_inst(s.format(m=markers.head[0]), h, t) for s, h, t in SENTENCES]
     marked = encoder.mark(instances, [(None, None)] * len(instances))
     with torch.no_grad():
         batch = encoder(marked)

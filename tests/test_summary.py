@@ -228,6 +228,30 @@ def test_fewrel_summary_splits_by_head_and_lists_the_controls(tmp_path: Path):
     assert "| `demo` | random | – / – |" in table and "`swapped`" in text and "rare / frequent" in text
 
 
+def test_fewrel_summary_by_relation_says_where_errors_go(tmp_path: Path):
+    """Per relation: accuracy as the mean over seeds, and the relation its errors went to most by
+    the mean share over seeds (one seed's errors all to P20, the other's split)."""
+    files = []
+    for variant, seed, born in [
+        ("baseline", 42, {"n": 10, "accuracy": 0.5, "errors": {"P20": 0.5}}),
+        ("baseline", 43, {"n": 10, "accuracy": 0.3, "errors": {"P27": 0.4, "P20": 0.3}}),
+        ("pelt", 42, {"n": 10, "accuracy": 1.0, "errors": {}}),
+    ]:
+        path = _fewrel(tmp_path, "fewrel1", "demo", variant, "5-1", seed, 0.5)
+        result = json.loads(Path(path).read_text())
+        result["by_relation"] = {"P19": born, "P740": {"n": 10, "accuracy": 0.9, "errors": {"P159": 0.1}}}
+        Path(path).write_text(json.dumps(result))
+        files.append(path)
+    out_md = tmp_path / "f.md"
+    write_fewrel_summary(files, tmp_path / "f.csv", out_md)
+    lines = out_md.read_text().splitlines()
+    start = lines.index("| Benchmark | Setting | Relation | `demo` baseline | `demo` pelt |")
+    assert lines[start + 2 : start + 4] == [
+        "| FewRel 1.0 | 5-1 | P19 | 40.0 (→ P20 40.0) | 100.0 |",
+        "| FewRel 1.0 | 5-1 | P740 | 90.0 (→ P159 10.0) | 90.0 (→ P159 10.0) |",
+    ]
+
+
 def test_fewrel_summary_rejects_repeated_seeds_and_other_tasks(tmp_path: Path):
     a = _fewrel(tmp_path, "fewrel1", "roberta-base", "pelt", "5-1", 42, 0.9)
     b = _run_json(

@@ -188,8 +188,12 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
     frequent = {q for i, q in enumerate(sorted(in_table)) if i % 2}
     heads = Counter("frequent" if inst.head.qid in frequent else "rare" for inst in read_wiki80(files["dev"]))
     assert len(heads) == 2
+    relations = Counter(inst.relation for inst in read_wiki80(files["dev"]))
     for run in (baseline, result, control):
         assert {g: v["n"] for g, v in run["by_head"].items()} == heads
+        assert {r: v["n"] for r, v in run["by_relation"].items()} == relations
+        mean = sum(v["accuracy"] * v["n"] for v in run["by_relation"].values()) / run["n"]
+        assert mean == pytest.approx(run["accuracy"])
     assert _run(model_dir, files, tmp_path / "n.json")["by_head"] is None  # no table: nothing known
     with pytest.raises(ValueError, match="pelt variant needs a table"):
         _run(model_dir, files, tmp_path / "q.json", variant="pelt")

@@ -134,7 +134,8 @@ def test_a_config_file_runs_its_own_keys_and_none_of_the_demos(tmp_path):
 
 def test_paper_config_plans_the_authors_training_data(tmp_path):
     """`config/paper.yaml` as the authors ran it: FewRel 1.0 and 2.0 train on FewRel's train_wiki.json (which
-    its download section fetches), Wiki80 1 % for 250 epochs (their README); the plan builds from the files
+    its download section fetches), Wiki80 1 % for 250 epochs (their README), all with their four new
+    entity-marker tokens (the demo: `@` and `#`); the plan builds from the files
     its download section names (empty stand-ins here: a dry run reads none)."""
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     assert "fewrel/train_wiki.json" in paper["download"]["files"]
@@ -154,6 +155,10 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
     wiki80 = paper["tasks"]["wiki80"]
     assert registry.runner_options("wiki80", wiki80, "1%", 42, "baseline")["epochs"] == 250
     assert registry.runner_options("wiki80", wiki80, "10%", 42, "baseline")["epochs"] == 50
+    for task in ("fewrel", "fewrel2", "wiki80"):
+        setting = "5-1" if task != "wiki80" else "1%"
+        assert registry.runner_options(task, paper["tasks"][task], setting, 42, "pelt")["markers"] == "tokens"
+        assert "markers" not in yaml.safe_load((REPO / "config" / "config.yaml").read_text())["tasks"][task]
 
 
 @pytest.mark.parametrize("norm", [None, 4])

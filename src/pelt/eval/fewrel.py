@@ -55,6 +55,7 @@ from pelt.eval.relation import (
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
+    accuracy_by_relation,
     adamw_with_warmup,
     default_holdout_size,
     drop_overlapping,
@@ -62,6 +63,7 @@ from pelt.eval.relation import (
     head_groups,
     holdout_relations,
     load_encoder,
+    markers_named,
     resolve_instances,
     seed_everything,
     snapshot,
@@ -174,11 +176,11 @@ def _shared_logits(
     return [_logits(vectors[[row_of[i] for i in _instances(ep)]], ep, dropout) for ep in episodes]
 
 
-def query_outcomes(
+def query_predictions(
     encoder: RelationEncoder, marked: Sequence[MarkedText], episodes: Sequence[Episode], batch_size: int, desc: str
-) -> list[tuple[int, bool]]:
-    """(instance index, correct) of every query of ``episodes``; each instance used is encoded once
-    (module docstring)."""
+) -> list[tuple[int, str, str]]:
+    """(instance index, gold relation, predicted relation) of every query of ``episodes``; each
+    instance used is encoded once (module docstring)."""
     used = sorted({i for ep in episodes for row in ep.support for i in row} | {i for ep in episodes for i in ep.query})
     vectors = encoder.encode([marked[i] for i in used], batch_size, desc=desc)
     row_of = {i: r for r, i in enumerate(used)}
@@ -186,7 +188,7 @@ def query_outcomes(
     for ep in episodes:
         support = vectors[[row_of[i] for row in ep.support for i in row]].view(len(ep.support), len(ep.support[0]), -1)
         predicted = proto_logits(support, vectors[[row_of[i] for i in ep.query]]).argmax(dim=-1).tolist()
-        outcomes += [(i, p == label) for i, p, label in zip(ep.query, predicted, ep.labels)]
+        outcomes += [(i, ep.relations[label], ep.relations[p]) for i, p, label in zip(ep.query, predicted, ep.labels)]
     return outcomes
 
 
@@ -194,8 +196,8 @@ def episode_accuracy(
     encoder: RelationEncoder, marked: Sequence[MarkedText], episodes: Sequence[Episode], batch_size: int, desc: str
 ) -> float:
     """Accuracy over all queries of ``episodes``."""
-    outcomes = query_outcomes(encoder, marked, episodes, batch_size, desc)
-    return sum(correct for _, correct in outcomes) / len(outcomes)
+    outcomes = query_predictions(encoder, marked, episodes, batch_size, desc)
+    return sum(gold == predicted for _, gold, predicted in outcomes) / len(outcomes)
 
 
 def split_fewrel(
@@ -280,7 +282,7 @@ def run_fewrel(
     max_grad_norm: float | None = 1.0,
     first_eval: int = 0,
     eval_batch_size: int = 64,
-    markers: tuple[str, str] = DEFAULT_MARKERS,
+    markers: str = DEFAULT_MARKERS,
     missing: str = "plain",
     device: str = "auto",
     precision: str = "auto",
@@ -338,7 +340,7 @@ def run_fewrel(
         table_path=table_path,
         task_entities_path=task_entities_path,
         norm=norm,
-        markers=markers,
+        markers=markers_named(markers),
         max_length=max_length,
         device=device,
         what="run_fewrel",
@@ -385,8 +387,8 @@ def run_fewrel(
         n_query=train_n_query,
     )
     counts["training_passes"] = encoder.pop_stats()  # every encoding of training and validation
-    outcomes = query_outcomes(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
-    accuracy = sum(correct for _, correct in outcomes) / len(outcomes)
+    outcomes = query_predictions(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
+    correct = [gold == predicted for _, gold, predicted in outcomes]
     counts["test"].update(encoder.pop_stats())
     result = {
         "task": "fewrel",
@@ -395,8 +397,9 @@ def run_fewrel(
         "variant": encoder.variant,
         "seed": seed,
         "setting": f"{n_way}-{k_shot}",
-        "accuracy": accuracy,
-        "by_head": accuracy_by_head([correct for _, correct in outcomes], groups and [groups[i] for i, _ in outcomes]),
+        "accuracy": sum(correct) / len(correct),
+        "by_head": accuracy_by_head(correct, groups and [groups[i] for i, _, _ in outcomes]),
+        "by_relation": accuracy_by_relation([gold for _, gold, _ in outcomes], [p for _, _, p in outcomes]),
         "n": len(test_set),
         "n_queries": sum(len(ep.query) for ep in test_set),
         "norm": encoder.norm,
@@ -421,7 +424,7 @@ def run_fewrel(
             "test_episodes": test_episodes,
             "exclude": exclude or [],
             "max_length": max_length,
-            "markers": list(encoder.markers),
+            "markers": markers,
             "missing": missing,
             "dropout": dropout,
             "warmup_steps": warmup_steps,
@@ -433,7 +436,14 @@ def run_fewrel(
     }
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
-    logger.info("FewRel %s %s %s seed %d: accuracy %.4f", dataset, result["setting"], result["variant"], seed, accuracy)
+    logger.info(
+        "FewRel %s %s %s seed %d: accuracy %.4f",
+        dataset,
+        result["setting"],
+        result["variant"],
+        seed,
+        result["accuracy"],
+    )
     return result
 
 

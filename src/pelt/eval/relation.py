@@ -9,13 +9,14 @@ shared instances (:func:`drop_overlapping`), which needs no id -> name table.
 
 **Markers.**  The representation is the paper's code base's (thunlp RE-Context-or-Names, PELT
 ``RE/``): markers around head and tail, and the concatenated last hidden states at the two *start*
-markers.  That code adds four new tokens (``[unused0..3]``) with randomly initialised embeddings;
-here the markers are plain text every tokenizer already knows -- ``@`` around the head, ``#``
-around the tail (the "entity marker (punct)" of Zhou & Chen, 2022) -- so no parameter is added (the
-premise of PELT) and the table's insertion works on ordinary text.  With a table, the head reads
-``@ head ( E ) @`` as in the paper's code (start marker, mention, brackets and slot, end marker):
-the text is the tokens joined by spaces with the markers as words, and :func:`pelt.injection.inject`
-inserts ``( E )`` after each mention's character span.
+markers.  Two sets (:data:`MARKERS`, the tasks' ``markers`` setting): ``tokens`` is the paper's
+code, four new tokens (``[unused0..3]``: before and after the head, before and after the tail)
+added to the vocabulary with freshly initialised embeddings; ``punct``, the default, is plain text
+every tokenizer already knows -- ``@`` around the head, ``#`` around the tail (the "entity marker
+(punct)" of Zhou & Chen, 2022) -- so that no parameter is added (the premise of PELT).  With a
+table, the head reads ``@ head ( E ) @`` as in the paper's code (start marker, mention, brackets
+and slot, end marker): the text is the tokens joined by spaces with the markers as words, and
+:func:`pelt.injection.inject` inserts ``( E )`` after each mention's character span.
 
 **Finding the markers after injection.**  Injection only adds the bracket and slot tokens, so the
 k-th occurrence of a marker's token id before injection is its k-th occurrence after; k is counted
@@ -37,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import AddedToken
 from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -63,7 +65,38 @@ from pelt.tasks import Instance
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MARKERS = ("@", "#")  # head, tail
+
+@dataclass(frozen=True)
+class Markers:
+    """The words written before and after the head and the tail; ``new_tokens``: added to the
+    vocabulary (the paper's code), else words the tokenizer has."""
+
+    head: tuple[str, str]
+    tail: tuple[str, str]
+    new_tokens: bool = False
+
+    def __post_init__(self) -> None:
+        words = (*self.head, *self.tail)
+        if len(words) != 4 or not all(isinstance(w, str) and w and w.split() == [w] for w in words):
+            raise ValueError(f"markers must be four non-blank words without spaces, got {words!r}")
+        if self.head[0] == self.tail[0]:
+            raise ValueError(f"the head and the tail need different start markers, got {self.head[0]!r} for both")
+
+
+MARKERS = {
+    "punct": Markers(("@", "@"), ("#", "#")),
+    "tokens": Markers(("[unused0]", "[unused1]"), ("[unused2]", "[unused3]"), new_tokens=True),
+}
+DEFAULT_MARKERS = "punct"
+
+
+def markers_named(name: str) -> Markers:
+    """The :data:`MARKERS` entry ``name``, with the choices in the error."""
+    if name not in MARKERS:
+        raise ValueError(f"unknown markers {name!r}; expected one of {sorted(MARKERS)}")
+    return MARKERS[name]
+
+
 _TOKENIZE_CHUNK = 1024  # texts tokenized per call when marking (bounds the offset lists held at once)
 
 
@@ -92,9 +125,9 @@ class MarkedText:
 
 
 def marked_text(
-    inst: Instance, markers: tuple[str, str] = DEFAULT_MARKERS
+    inst: Instance, markers: Markers = MARKERS[DEFAULT_MARKERS]
 ) -> tuple[str, list[tuple[int, int]], list[int]]:
-    """The tokens joined by spaces, with the head and tail each between two copies of its marker.
+    """The tokens joined by spaces, with the head and tail each between its two markers.
 
     Returns the text, the character spans of the head and tail mentions (markers excluded) and the
     character offsets of their start markers.
@@ -109,19 +142,20 @@ def marked_text(
         return offset - len(word) - 1
 
     sides = (inst.head, inst.tail)
+    around = (markers.head, markers.tail)
     spans = [[0, 0], [0, 0]]
     marker_chars = [0, 0]
     for i, token in enumerate(inst.tokens):
         for side, entity in enumerate(sides):
             if i == entity.start:
-                marker_chars[side] = add(markers[side])
+                marker_chars[side] = add(around[side][0])
         start = add(token)
         for side, entity in enumerate(sides):
             if i == entity.start:
                 spans[side][0] = start
             if i == entity.end - 1:
                 spans[side][1] = start + len(token)
-                add(markers[side])
+                add(around[side][1])
     return " ".join(words), [(s, e) for s, e in spans], marker_chars
 
 
@@ -140,20 +174,20 @@ class RelationEncoder(torch.nn.Module):
         table: EntityTable | Mapping[str, EntityTable] | None,
         *,
         norm: float | None,
-        markers: tuple[str, str] = DEFAULT_MARKERS,
+        markers: Markers = MARKERS[DEFAULT_MARKERS],
         max_length: int = 128,
         autocast: bool = False,
         missing: str = "plain",
         variant: str | None = None,
     ):
         super().__init__()
-        if len(markers) != 2 or markers[0] == markers[1] or not all(m.strip() == m and m for m in markers):
-            raise ValueError(f"markers must be two different non-blank words without spaces, got {markers!r}")
+        if markers.new_tokens:
+            add_marker_tokens(model, tokenizer, markers)
         self.model = model
         self.tokenizer = tokenizer
         self.table = table
         self.norm = norm
-        self.markers = tuple(markers)
+        self.markers = markers
         self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
         self.autocast = autocast
         self.missing = missing  # what a mention without a vector becomes (pelt.injection.MISSING)
@@ -199,8 +233,8 @@ class RelationEncoder(torch.nn.Module):
                     token_id = ids[span[0]] if span else None
                     if token_id is None or token_id in self._inserted_ids:
                         raise ValueError(
-                            f"marker {self.markers[side]!r} is the unknown or a bracket token of this tokenizer; "
-                            "choose other markers"
+                            f"marker {(self.markers.head, self.markers.tail)[side][0]!r} is the unknown or a bracket "
+                            "token of this tokenizer; choose other markers"
                         )
                     anchors.append((token_id, ids[: span[0] + 1].count(token_id)))
                 pairs = zip(spans, entity_ids[lo + b])
@@ -273,6 +307,18 @@ class RelationEncoder(torch.nn.Module):
         return torch.cat(parts) if parts else torch.zeros(0, self.out_features)
 
 
+def add_marker_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, markers: Markers) -> None:
+    """Make the four markers tokens of ``tokenizer``, never split, as the paper's code does; the
+    embedding matrix grows by the ones the vocabulary lacks (``resize_token_embeddings``
+    initialises them from the old embeddings' mean and covariance, drawn from torch's seeded RNG).
+    A space before a marker is absorbed, as the paper's code inserts the ids with no space token;
+    a sentence's first word reads as after a space (the paper's code tokenizes it without one)."""
+    words = [*markers.head, *markers.tail]
+    tokenizer.add_tokens([AddedToken(w, lstrip=True, rstrip=False, normalized=False) for w in words])
+    if len(tokenizer) > model.get_input_embeddings().num_embeddings:
+        model.resize_token_embeddings(len(tokenizer))
+
+
 def load_encoder(
     model_name_or_path: str,
     *,
@@ -280,7 +326,7 @@ def load_encoder(
     table_path: str | None,
     task_entities_path: str | None,
     norm: float | None,
-    markers: tuple[str, str],
+    markers: Markers,
     max_length: int,
     device: str,
     what: str,
@@ -377,6 +423,22 @@ def accuracy_by_head(correct: Sequence[bool], groups: Sequence[str] | None) -> d
         hits = [c for c, g in zip(correct, groups) if g == group]
         if hits:
             out[group] = {"n": len(hits), "accuracy": sum(hits) / len(hits)}
+    return out
+
+
+def accuracy_by_relation(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, dict]:
+    """Per gold relation: its scored queries, accuracy, and the relations its errors went to (share
+    of its queries, most first). It names the relations a model cannot tell apart: in the demo,
+    born in and died in a city, which only the head's own fact separates."""
+    out = {}
+    for relation in sorted(set(gold)):
+        answers = [p for g, p in zip(gold, predicted) if g == relation]
+        errors = Counter(p for p in answers if p != relation)
+        out[relation] = {
+            "n": len(answers),
+            "accuracy": 1 - sum(errors.values()) / len(answers),
+            "errors": {other: count / len(answers) for other, count in errors.most_common()},
+        }
     return out
 
 

@@ -33,10 +33,12 @@ from pelt.eval.relation import (
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
+    accuracy_by_relation,
     adamw_with_warmup,
     entity_counts,
     head_groups,
     load_encoder,
+    markers_named,
     resolve_instances,
     same_file,
     seed_everything,
@@ -87,10 +89,8 @@ def _labels(instances: Sequence[Instance], label2id: dict[str, int], path: str) 
 
 
 @torch.inference_mode()
-def outcomes(
-    classifier: MarkerClassifier, marked: Sequence[MarkedText], labels: torch.Tensor, batch_size: int
-) -> list[bool]:
-    """Whether each argmax prediction is correct (eval mode; training mode restored)."""
+def predictions(classifier: MarkerClassifier, marked: Sequence[MarkedText], batch_size: int) -> list[int]:
+    """The argmax class of each text (eval mode; training mode restored)."""
     was_training = classifier.training
     classifier.eval()
     try:
@@ -102,15 +102,15 @@ def outcomes(
         )
     finally:
         classifier.train(was_training)
-    return (predicted == labels).tolist()
+    return predicted.tolist()
 
 
 def accuracy(
     classifier: MarkerClassifier, marked: Sequence[MarkedText], labels: torch.Tensor, batch_size: int
 ) -> float:
     """Share of correct argmax predictions."""
-    correct = outcomes(classifier, marked, labels, batch_size)
-    return sum(correct) / len(correct)
+    predicted = predictions(classifier, marked, batch_size)
+    return sum(p == g for p, g in zip(predicted, labels.tolist())) / len(predicted)
 
 
 def run_wiki80(
@@ -135,7 +135,7 @@ def run_wiki80(
     weight_decay: float = 0.0,
     dropout: float = 0.1,
     eval_batch_size: int = 64,
-    markers: tuple[str, str] = DEFAULT_MARKERS,
+    markers: str = DEFAULT_MARKERS,
     missing: str = "plain",
     device: str = "auto",
     precision: str = "auto",
@@ -163,7 +163,7 @@ def run_wiki80(
         table_path=table_path,
         task_entities_path=task_entities_path,
         norm=norm,
-        markers=markers,
+        markers=markers_named(markers),
         max_length=max_length,
         device=device,
         what="run_wiki80",
@@ -209,8 +209,9 @@ def run_wiki80(
     if best is not None:
         classifier.load_state_dict(best[2])
     encoder.pop_stats()  # training's counts; the result reports the evaluation set's
-    correct = outcomes(classifier, marked["eval"], gold["eval"], eval_batch_size)
-    result_accuracy = sum(correct) / len(correct)
+    predicted = predictions(classifier, marked["eval"], eval_batch_size)
+    correct = [p == g for p, g in zip(predicted, gold["eval"].tolist())]
+    relation_of = {index: name for name, index in labels.items()}
     counts["eval"].update(encoder.pop_stats())
     result = {
         "task": "wiki80",
@@ -218,8 +219,11 @@ def run_wiki80(
         "variant": encoder.variant,
         "seed": seed,
         "setting": setting or setting_of(train),
-        "accuracy": result_accuracy,
+        "accuracy": sum(correct) / len(correct),
         "by_head": accuracy_by_head(correct, groups),
+        "by_relation": accuracy_by_relation(
+            [relation_of[g] for g in gold["eval"].tolist()], [relation_of[p] for p in predicted]
+        ),
         "n": len(marked["eval"]),
         "classes": len(labels),
         "norm": encoder.norm,
@@ -237,7 +241,7 @@ def run_wiki80(
             "weight_decay": weight_decay,
             "dropout": dropout,
             "max_length": max_length,
-            "markers": list(encoder.markers),
+            "markers": markers,
             "missing": missing,
             "optimizer": "AdamW",
             "max_grad_norm": 1.0,
@@ -251,7 +255,7 @@ def run_wiki80(
         result["setting"],
         result["variant"],
         seed,
-        result_accuracy,
+        result["accuracy"],
         result["n"],
     )
     return result
