@@ -544,6 +544,7 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
             batch_size=4,
         )
         assert row["macro_p_at_1"] == single["macro_p_at_1"] and row["micro_p_at_1"] == single["micro_p_at_1"]
+        assert row["buckets"] == {b: scored["p_at_1"] for b, scored in single["buckets"].items()}
         assert row["injected"] == single["counts"]["injected"] > 0
     plain = run_lama(
         str(model_dir),
@@ -555,6 +556,19 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
         batch_size=4,
     )
     assert sweep["baseline"]["macro_p_at_1"] == plain["macro_p_at_1"]
+    bucketed = run_lama(
+        str(model_dir),
+        lama_files["facts"],
+        lama_files["relations"],
+        lama_files["vocab"],
+        str(tmp_path / "c.json"),
+        str(tmp_path / "c.jsonl"),
+        table_path=str(table_path),
+        task_entities_path=str(entities),
+        variant="baseline",
+        batch_size=4,
+    )
+    assert sweep["baseline"]["buckets"] == {b: scored["p_at_1"] for b, scored in bucketed["buckets"].items()}
     assert sweep["chosen_norm"] == choose_norm({r["norm"]: r["macro_p_at_1"] for r in sweep["norms"]})
     assert sweep["counts"]["subject_unresolved"] > 0
     with pytest.raises(ValueError, match="norms must be positive"):

@@ -315,24 +315,28 @@ def test_wiki80_summary(tmp_path: Path):
     assert "| paper (Ye et al. 2022) | pelt | 65.6 ± 1.0 | 88.3 ± 0.3 | – |" in table
 
 
-def _sweep(path: Path, model: str, scores: dict[float, float], chosen: float) -> str:
-    return _run_json(
-        path,
-        task="lama_norm_sweep",
-        model=model,
-        chosen_norm=chosen,
-        baseline={"macro_p_at_1": 0.2, "micro_p_at_1": 0.25, "facts_evaluated": 80},
-        norms=[
-            {"norm": n, "macro_p_at_1": p, "micro_p_at_1": p, "facts_evaluated": 80, "injected": 60}
-            for n, p in scores.items()
-        ],
-    )
+def _sweep(path: Path, model: str, scores: dict[float, float], chosen: float, rare: dict | None = None) -> str:
+    """A sweep result; ``rare``: L -> P@1 on rare subjects (frequent ones lose 0.1 per L), baseline 0.05 / 0.9."""
+
+    def buckets(rare_p: float, frequent_p: float) -> dict:
+        return {"[0,10)": rare_p, "[10,50)": frequent_p, "[50,100)": None, "[100,+)": None}
+
+    baseline = {"macro_p_at_1": 0.2, "micro_p_at_1": 0.25, "facts_evaluated": 80}
+    norms = [
+        {"norm": n, "macro_p_at_1": p, "micro_p_at_1": p, "facts_evaluated": 80, "injected": 60}
+        for n, p in scores.items()
+    ]
+    if rare:
+        baseline["buckets"] = buckets(0.05, 0.9)
+        for row in norms:
+            row["buckets"] = buckets(rare[row["norm"]], 0.9 - 0.1 * row["norm"])
+    return _run_json(path, task="lama_norm_sweep", model=model, chosen_norm=chosen, baseline=baseline, norms=norms)
 
 
 def test_norm_sweep_summary(tmp_path: Path):
     files = [
         _sweep(tmp_path / "a.json", "bert-base-uncased", {1.0: 0.3, 2.0: 0.35, 3.0: 0.35}, 2.0),
-        _sweep(tmp_path / "b.json", "demo", {1.0: 0.1, 2.0: 0.05}, 1.0),
+        _sweep(tmp_path / "b.json", "demo", {1.0: 0.1, 2.0: 0.05}, 1.0, rare={1.0: 0.4, 2.0: 0.6}),
     ]
     out_csv, out_md = tmp_path / "n.csv", tmp_path / "n.md"
     write_norm_sweep_summary(files, out_csv, out_md)
@@ -345,6 +349,15 @@ def test_norm_sweep_summary(tmp_path: Path):
     assert table[0] == "| Model | Baseline | L=1 | L=2 | L=3 | Chosen L | Paper's L |"
     assert "| `bert-base-uncased` | 20.0 | 30.0 | 35.0 | 35.0 | 2 | 10 |" in table
     assert "| `demo` | 20.0 | 10.0 | 5.0 | – | 1 | – |" in table
+    # what each L gives rare subjects and costs frequent ones, per fact, for the sweeps that bucketed
+    assert "| Model | Subjects | Baseline | L=1 | L=2 | L=3 |" in table
+    assert (
+        "| `demo` | [0,10) | 5.0 | 40.0 | 60.0 | – |" in table
+        and "| `demo` | [10,50) | 90.0 | 80.0 | 70.0 | – |" in table
+    )
+    assert "| `bert-base-uncased` | [0,10) | – | – | – | – |" in table
+    demo = [r for r in rows if r["model"] == "demo"]
+    assert [r["p_at_1_[0,10)"] for r in demo] == ["0.05", "0.4", "0.6"] and "p_at_1_[50,100)" not in demo[0]
     with pytest.raises(ValueError, match="two norm sweeps"):
         write_norm_sweep_summary([files[0], files[0]], out_csv, out_md)
 

@@ -486,6 +486,12 @@ def choose_norm(scores: Mapping[float, float | None]) -> float:
     return min(scored, key=lambda norm: (-scored[norm], norm))
 
 
+def _bucket_p_at_1(result: dict) -> dict[str, float | None]:
+    """P@1 per fact in each subject-frequency bucket of a scored result: what L trades between
+    rare subjects (the table's gain) and frequent ones (what it may cost)."""
+    return {bucket: scored["p_at_1"] for bucket, scored in result["buckets"].items()}
+
+
 def sweep_norm(
     model_name_or_path: str,
     facts: list[str],
@@ -506,7 +512,8 @@ def sweep_norm(
     The model, candidates and subject resolution are prepared once and only the scoring is
     repeated per L, so a sweep costs one model load.  The baseline (which does not depend on L) is
     scored once as the reference.  The chosen L is :func:`choose_norm` of the macro P@1; it is what
-    the fine-tuning tasks use unless the config overrides it.
+    the fine-tuning tasks use unless the config overrides it. Each L's P@1 per frequency bucket
+    is kept beside it (the summary's second table).
     """
     norms = [float(n) for n in norms]
     if not norms or any(n <= 0 for n in norms):
@@ -534,6 +541,7 @@ def sweep_norm(
                 "micro_p_at_1": result["micro_p_at_1"],
                 "facts_evaluated": result["counts"]["facts_evaluated"],
                 "injected": result["counts"]["injected"],
+                "buckets": _bucket_p_at_1(result),
             }
         )
     chosen = choose_norm({r["norm"]: r["macro_p_at_1"] for r in per_norm})
@@ -546,6 +554,7 @@ def sweep_norm(
             "macro_p_at_1": baseline["macro_p_at_1"],
             "micro_p_at_1": baseline["micro_p_at_1"],
             "facts_evaluated": baseline["counts"]["facts_evaluated"],
+            "buckets": _bucket_p_at_1(baseline),
         },
         "norms": per_norm,
         "chosen_norm": chosen,

@@ -17,7 +17,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
+from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW, bucket_names
 from pelt.eval.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_flags, lama_flags, norm_sweep_flags
 from pelt.eval.html import flag_lines, markdown_html, write_page
 
@@ -514,6 +514,28 @@ def write_wiki80_summary(
     )
 
 
+def _sweep_bucket_lines(sweeps: list[dict], norms: list[float], buckets: list[str]) -> list[str]:
+    """P@1 per fact by subject frequency for each L: what L gives rare subjects and what it costs
+    frequent ones (the chosen L maximises the macro P@1 over all facts, not any one bucket)."""
+    if not buckets:
+        return []
+    header = ["Model", "Subjects", "Baseline", *(f"L={n:g}" for n in norms)]
+    lines = [
+        "",
+        "P@1 per fact (%) by the subject's corpus frequency, for each L:",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for s in sweeps:
+        by_norm = {r["norm"]: r.get("buckets") or {} for r in s["norms"]}
+        for bucket in buckets:
+            cells = [f"`{s['model']}`", bucket, percent((s["baseline"].get("buckets") or {}).get(bucket))]
+            cells += [percent(by_norm.get(n, {}).get(bucket)) for n in norms]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def write_norm_sweep_summary(
     result_jsons: Sequence[str | os.PathLike[str]],
     out_csv: str | os.PathLike[str],
@@ -529,35 +551,29 @@ def write_norm_sweep_summary(
     models = [s["model"] for s in sweeps]
     if len(set(models)) != len(models):
         raise ValueError(f"two norm sweeps for one model: {sorted(models)}")
+    buckets = [
+        b for b in bucket_names() if any((s["baseline"].get("buckets") or {}).get(b) is not None for s in sweeps)
+    ]
     header = ["model", "norm", "macro_p_at_1", "micro_p_at_1", "facts", "injected", "chosen", "paper_norm"]
+    header += [f"p_at_1_{b}" for b in buckets]
     rows = []
     for s in sweeps:
         paper_norm = PAPER_NORMS.get(paper_model(s["model"]) or "")
-        rows.append(
-            {
-                "model": s["model"],
-                "norm": None,
-                "macro_p_at_1": s["baseline"]["macro_p_at_1"],
-                "micro_p_at_1": s["baseline"]["micro_p_at_1"],
-                "facts": s["baseline"]["facts_evaluated"],
-                "injected": 0,
-                "chosen": False,
-                "paper_norm": paper_norm,
-            }
-        )
-        rows += [
-            {
-                "model": s["model"],
-                "norm": r["norm"],
-                "macro_p_at_1": r["macro_p_at_1"],
-                "micro_p_at_1": r["micro_p_at_1"],
-                "facts": r["facts_evaluated"],
-                "injected": r["injected"],
-                "chosen": r["norm"] == s["chosen_norm"],
-                "paper_norm": paper_norm,
-            }
-            for r in s["norms"]
-        ]
+        for r in [dict(s["baseline"], norm=None, injected=0), *s["norms"]]:
+            by_bucket = r.get("buckets") or {}
+            rows.append(
+                {
+                    "model": s["model"],
+                    "norm": r["norm"],
+                    "macro_p_at_1": r["macro_p_at_1"],
+                    "micro_p_at_1": r["micro_p_at_1"],
+                    "facts": r["facts_evaluated"],
+                    "injected": r["injected"],
+                    "chosen": r["norm"] is not None and r["norm"] == s["chosen_norm"],
+                    "paper_norm": paper_norm,
+                    **{f"p_at_1_{b}": by_bucket.get(b) for b in buckets},
+                }
+            )
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
@@ -577,6 +593,16 @@ def write_norm_sweep_summary(
         "(best, ties to the smallest) is used for fine-tuning."
     )
     _write_text(
-        [intro, "", *lines, "", *flag_lines(norm_sweep_flags(sweeps), SWEEP_CHECKS)], out_md, out_html, "Norm sweep"
+        [
+            intro,
+            "",
+            *lines,
+            *_sweep_bucket_lines(sweeps, norms, buckets),
+            "",
+            *flag_lines(norm_sweep_flags(sweeps), SWEEP_CHECKS),
+        ],
+        out_md,
+        out_html,
+        "Norm sweep",
     )
     logger.info("norm sweep summary of %d models written to %s and %s", len(sweeps), out_csv, out_md)
