@@ -37,7 +37,8 @@ RARE = "[0,10)"  # the paper's first bucket: the demo world's rare entities (res
 # About two standard errors of a difference of two P@1 near 0.3 on the demo's 310 rare-subject
 # T-REx facts (sqrt(2 * 0.3 * 0.7 / 310) = 0.037): a gain smaller than a control's plus this is noise.
 NOISE = 0.08
-# The least gain the guard accepts: the demo's target, 20 points (the seed-42 run gains 41.7; README).
+# The least gain the guard accepts: the demo's target, 20 points (the seed-42 run gains 41.7;
+# benchmarks/README.md, "Demo results history").
 MARGIN = 0.20
 CONTROL_BAND = 0.05  # the most a control may move P@1 on rare subjects
 

@@ -4,7 +4,8 @@ examples/use_a_table.py runs there on a table built here, giving the same predic
 
 Cost: pip resolves within constraints.txt, so every wheel comes from pip's cache or the local
 wheel directory after the first run, and ``--no-compile`` skips byte-compiling torch's thousands
-of modules (most of the install's CPU time): about 19 s of CPU, see the README's "Install as a library".
+of modules (most of the install's CPU time): about 19 s of CPU, see benchmarks/README.md, "Installing the library
+alone".
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ KINDS: dict[str, TaskKind] = {
         entity_reader="pelt.tasks:wiki80_entities",
         benchmarks=("wiki80",),
     ),
-    # Your own entities: a table for them, no evaluation (README, "A table for your own entities").
+    # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
         "entities",
         data_keys=("entities",),
