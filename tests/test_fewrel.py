@@ -238,6 +238,15 @@ def test_run_fewrel_baseline_and_pelt(tiny_model_dirs, data, tmp_path):  # noqa:
         for relation, v in by_relation.items():
             assert relation not in v["errors"] and sum(v["errors"].values()) == pytest.approx(1 - v["accuracy"])
     assert pelt["hyperparameters"]["steps"] == 3 and pelt["hyperparameters"]["markers"] == "punct"
+    assert pelt["hyperparameters"]["read_at"] == "markers"
+    # read at the slots the table filled: the same episodes, other encodings; an unknown place is refused
+    options = dict(seed=42, table_path=table, task_entities_path=entities, norm=None, dataset="fewrel1", **SMALL)
+    files = ([data["train"]], [data["test"]], [data["test"]])
+    at_slots = run_fewrel(str(model_dir), *files, str(tmp_path / "s.json"), variant="pelt", read_at="slots", **options)
+    assert at_slots["hyperparameters"]["read_at"] == "slots" and at_slots["n_queries"] == pelt["n_queries"]
+    assert at_slots["validation"]["history"] != pelt["validation"]["history"]
+    with pytest.raises(ValueError, match="unknown read_at 'slot'"):
+        run_fewrel(str(model_dir), *files, str(tmp_path / "x.json"), variant="pelt", read_at="slot", **options)
 
 
 def test_run_fewrel_is_deterministic(tiny_model_dirs, data, tmp_path):  # noqa: F811

@@ -19,6 +19,7 @@ from pelt.eval.relation import (
     MARKERS,
     Markers,
     RelationEncoder,
+    _slots_after,
     accuracy_by_relation,
     drop_overlapping,
     entity_counts,
@@ -131,6 +132,13 @@ def test_marked_text_positions():
     text, spans, markers = marked_text(adjacent, Markers(("<h>", "</h>"), ("<t>", "</t>")))
     assert text == "<h> Ada Lovelace </h> <t> Paris </t>"
     assert [text[s:e] for s, e in spans] == ["Ada Lovelace", "Paris"] and markers == [0, text.index("<t>")]
+
+
+def test_an_entity_is_read_at_its_own_slot():
+    assert _slots_after([2, 10], [5, 13]) == [5, 13]
+    assert _slots_after([2, 10], [13]) == [2, 13]  # the slot after the tail's marker is the tail's
+    assert _slots_after([10, 2], [5]) == [10, 5]  # the tail first
+    assert _slots_after([2, 10], []) == [2, 10]
 
 
 def test_accuracy_by_relation_names_where_errors_go():
@@ -282,17 +290,26 @@ def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # 
     expected_plain = _reference(model_dir, [t for t, _, _ in texts], [tuple(m) for _, _, m in texts])
 
     slot = f" ({word} )"
-    with_words, chars = [], []
+    with_words, chars, slot_chars = [], [], []
     for (text, spans, markers_at), (head_id, tail_id) in zip(texts, entity_ids):
-        inserts = sorted([(spans[0][1], head_id == "E0"), (spans[1][1], tail_id == "E2")], reverse=True)
-        shifted = list(markers_at)
-        for end, injected in inserts:
+        inserts = sorted([(spans[0][1], head_id == "E0", 0), (spans[1][1], tail_id == "E2", 1)], reverse=True)
+        shifted, read = list(markers_at), list(markers_at)  # read: at the slot where there is one
+        for end, injected, side in inserts:
             if injected:
                 text = text[:end] + slot + text[end:]
                 shifted = [c + len(slot) if c >= end else c for c in shifted]
+                read = [c + len(slot) if c >= end else c for c in read]
+                read[side] = end + len(" (") + (word[0] == " ")
         with_words.append(text)
         chars.append(tuple(shifted))
+        slot_chars.append(tuple(read))
     expected_pelt = _reference(model_dir, with_words, chars)
+    at_slots = RelationEncoder(model, tokenizer, table, norm=norm, markers=markers, read_at="slots")
+    with torch.no_grad():
+        got_slots = at_slots(at_slots.mark(instances, entity_ids))
+    torch.testing.assert_close(got_slots, _reference(model_dir, with_words, slot_chars), atol=1e-5, rtol=1e-4)
+    assert not torch.allclose(got_slots[0], got_pelt[0])
+    torch.testing.assert_close(got_slots[1], got_pelt[1])  # nothing injected: read at the markers
     assert got_plain.shape == (3, 2 * model.config.hidden_size)
     torch.testing.assert_close(got_plain, expected_plain, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(got_pelt, expected_pelt, atol=1e-5, rtol=1e-4)

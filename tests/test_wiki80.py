@@ -72,6 +72,7 @@ def test_run_wiki80_result_and_determinism(tiny_model_dirs, files, tmp_path):  #
     assert first["classes"] == len(RELATIONS)  # the chance level of the report's flags is 1 / classes
     assert first["accuracy"] * 10 == round(first["accuracy"] * 10) and first["selection"] is None
     assert first["hyperparameters"]["lr"] == 3e-5 and first["hyperparameters"]["epochs"] == 2
+    assert (first["hyperparameters"]["markers"], first["hyperparameters"]["read_at"]) == ("punct", "markers")
     assert first["entities"]["eval"]["texts_encoded"] == 10 and first["entities"]["eval"]["markers_cut"] == 0
 
 

@@ -31,7 +31,7 @@ class TaskKind:
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
 
 
-_FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "precision")
+_FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
 KINDS: dict[str, TaskKind] = {
     "lama": TaskKind(
         "lama",

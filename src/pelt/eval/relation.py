@@ -159,8 +159,27 @@ def marked_text(
     return " ".join(words), [(s, e) for s, e in spans], marker_chars
 
 
+READ_AT = ("markers", "slots")  # where an entity is read: its start marker, or its slot where it has one
+
+
+def _slots_after(starts: Sequence[int], slots: Sequence[int]) -> list[int]:
+    """Per entity, the position of its slot, else its start marker (``starts``: head, tail). A slot
+    follows its mention, so an entity's slot is the first one after its start marker, unless the
+    other entity's start marker comes first (then that slot is the other's)."""
+    out = []
+    for side, start in enumerate(starts):
+        other = starts[1 - side]
+        after = [p for p in slots if p > start and not start < other < p]
+        out.append(min(after) if after else start)
+    return out
+
+
 class RelationEncoder(torch.nn.Module):
     """Sentence encoder for relation classification: [state at head start marker; state at tail start marker].
+
+    ``read_at="slots"`` reads an entity at its slot where the table gave it one (an option beside
+    the paper's markers: the demo's born-in and died-in relations differ only in the head's own
+    fact, which the model's state at the slot holds more of than its state at the marker).
 
     Holds the masked LM (fine-tuned) and, for the pelt variant, the frozen table.  ``stats`` counts
     slots injected, mentions whose entity the table lacks, and markers cut off by ``max_length``
@@ -179,8 +198,11 @@ class RelationEncoder(torch.nn.Module):
         autocast: bool = False,
         missing: str = "plain",
         variant: str | None = None,
+        read_at: str = "markers",
     ):
         super().__init__()
+        if read_at not in READ_AT:
+            raise ValueError(f"unknown read_at {read_at!r}; expected one of {READ_AT}")
         if markers.new_tokens:
             add_marker_tokens(model, tokenizer, markers)
         self.model = model
@@ -192,6 +214,7 @@ class RelationEncoder(torch.nn.Module):
         self.autocast = autocast
         self.missing = missing  # what a mention without a vector becomes (pelt.injection.MISSING)
         self.variant = variant or ("pelt" if table is not None else "baseline")  # for result files
+        self.read_at = read_at
         self.stats: Counter = Counter()
         bracket = (
             tokenizer(" (", add_special_tokens=False)["input_ids"]
@@ -263,13 +286,15 @@ class RelationEncoder(torch.nn.Module):
         input_ids = batch.input_ids.cpu()  # one transfer, not one device sync per marker
         positions = []
         for b, m in enumerate(marked):
+            starts = []
             for token_id, occurrence in m.anchors:
                 hits = (input_ids[b] == token_id).nonzero()[:, 0]
                 if len(hits) >= occurrence:
-                    positions.append(int(hits[occurrence - 1]))
+                    starts.append(int(hits[occurrence - 1]))
                 else:
                     self.stats["markers_cut"] += 1
-                    positions.append(0)
+                    starts.append(0)
+            positions += _slots_after(starts, batch.entity_positions[b]) if self.read_at == "slots" else starts
         rows = torch.arange(len(marked), device=device).repeat_interleave(2)
         picked = states[rows, torch.tensor(positions, device=device)].float()
         return picked.view(len(marked), self.out_features)
@@ -333,6 +358,7 @@ def load_encoder(
     missing: str = "plain",
     train_table_path: str | None = None,
     precision: str = "auto",
+    read_at: str = "markers",
 ) -> RelationEncoder:
     """The encoder of a fine-tuning run, its variant checked as LAMA's: ``baseline`` holds no
     table (one may be given, for the heads' frequencies), ``pelt`` and the controls
@@ -370,6 +396,7 @@ def load_encoder(
         autocast=autocast,
         missing=missing,
         variant=variant,
+        read_at=read_at,
     )
 
 
