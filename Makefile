@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WHEELS := $(VENV)/wheels
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test check lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest
+
+# The quick loop: lint, then the tests that need neither the demo's full run nor Spark.
+check: lint
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -m "not slow" -q
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

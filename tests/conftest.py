@@ -12,6 +12,15 @@ pytest_plugins = ["tiny_models", "demo_run"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+# Fixtures that cost minutes: a test that needs one, even through another fixture, is `slow`.
+SLOW_FIXTURES = {"finished", "spark"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that need the demo's full run or the Spark session `slow` (`make check` leaves them out)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
