@@ -29,7 +29,8 @@ import yaml
 from pelt.encoding import build_table
 from pelt.eval import wiki80
 from pelt.eval.controls import derangement
-from pelt.eval.lama import run_lama
+from pelt.eval.lama import LamaFiles, run_lama
+from pelt.eval.settings import TableInputs, Wiki80Settings, parse
 from pelt.models import load_masked_lm
 from pelt.table import EntityTable, write_table
 
@@ -92,15 +93,15 @@ def _lama_again(finished: Path, tmp_path: Path, table: Path, name: str) -> dict:
     with contextlib.chdir(finished):  # the table names its model as the run did: results/models/demo
         return run_lama(
             "results/models/demo",
-            facts,
-            task["relations"],
-            task["common_vocab"],
+            LamaFiles(facts, task["relations"], task["common_vocab"]),
             str(tmp_path / f"{name}.json"),
             str(tmp_path / f"{name}.predictions.jsonl"),
-            table_path=str(table),
-            task_entities_path="results/task_entities/wikipedia/task_entities.parquet",
-            norm=_results(finished)["pelt"]["norm"],
-            variant="pelt",
+            tables=TableInputs(
+                "pelt",
+                str(table),
+                "results/task_entities/wikipedia/task_entities.parquet",
+                _results(finished)["pelt"]["norm"],
+            ),
         )
 
 
@@ -232,21 +233,21 @@ def test_the_wiki80_guard_fails_without_the_slot_in_fine_tuning(finished, tmp_pa
 
     monkeypatch.setattr(wiki80, "resolve_instances", no_slot_in_training)
     pelt = _wiki80_results(finished)["pelt"]
-    options = {k: v for k, v in pelt["hyperparameters"].items() if k in ("batch_size", "lr", "max_length", "missing")}
+    recorded = pelt["hyperparameters"]
+    settings = parse(Wiki80Settings, {k: recorded[k] for k in ("epochs", "batch_size", "lr", "max_length", "missing")})
     with contextlib.chdir(finished):
         dropped = wiki80.run_wiki80(
             "results/models/demo",
-            train_file,
-            train["dev"],
-            train["label2id"],
+            wiki80.Wiki80Files(train_file, train["dev"], train["label2id"]),
             str(tmp_path / "no_slot.json"),
+            tables=TableInputs(
+                "pelt",
+                "results/tables/wikipedia/demo/table.parquet",
+                "results/task_entities/wikipedia/task_entities.parquet",
+                pelt["norm"],
+            ),
+            settings=settings,
             seed=42,
-            variant="pelt",
-            table_path="results/tables/wikipedia/demo/table.parquet",
-            task_entities_path="results/task_entities/wikipedia/task_entities.parquet",
-            norm=pelt["norm"],
-            epochs=pelt["hyperparameters"]["epochs"],
-            **options,
         )
     assert dropped["entities"]["eval"]["injected"] == pelt["entities"]["eval"]["injected"] > 0
     assert dropped["entities"]["train"]["in_table"] == 0

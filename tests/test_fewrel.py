@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import torch
 from relation_data import NAMES, records, write_wiki80
 
 from pelt.eval.fewrel import (
+    FewRelFiles,
     _episode_logits,
     _shared_logits,
     _train,
@@ -26,6 +28,7 @@ from pelt.eval.fewrel import (
     split_fewrel,
 )
 from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances, trains_deterministically
+from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks import Entity, Instance, read_instances
@@ -159,7 +162,7 @@ def _task_entities(path: Path) -> str:
     return str(path)
 
 
-SMALL = dict(
+SMALL = FewRelSettings(
     n_way=2,
     k_shot=1,
     steps=3,
@@ -168,7 +171,7 @@ SMALL = dict(
     val_episodes=4,
     test_episodes=12,
     train_n_query=2,
-    max_length=48,
+    encoder=EncoderSettings(max_length=48),
 )
 
 
@@ -183,17 +186,12 @@ def test_run_fewrel_baseline_and_pelt(tiny_model_dirs, data, tmp_path):  # noqa:
         out = tmp_path / f"{variant}.json"
         runs[variant] = run_fewrel(
             str(model_dir),
-            [data["train"]],
-            [data["test"]],
-            [data["test"]],
+            FewRelFiles([data["train"]], [data["test"]], [data["test"]]),
             str(out),
+            tables=TableInputs(variant, table, entities),
+            settings=SMALL,
             seed=42,
-            variant=variant,
-            table_path=table,
-            task_entities_path=entities,
-            norm=None,
             dataset="fewrel1",
-            **SMALL,
         )
         assert json.loads(out.read_text()) == runs[variant]
     base, pelt = runs["baseline"], runs["pelt"]
@@ -240,23 +238,24 @@ def test_run_fewrel_baseline_and_pelt(tiny_model_dirs, data, tmp_path):  # noqa:
     assert pelt["hyperparameters"]["steps"] == 3 and pelt["hyperparameters"]["markers"] == "punct"
     assert pelt["hyperparameters"]["read_at"] == "markers"
     # read at the slots the table filled: the same episodes, other encodings; an unknown place is refused
-    options = dict(seed=42, table_path=table, task_entities_path=entities, norm=None, dataset="fewrel1", **SMALL)
-    files = ([data["train"]], [data["test"]], [data["test"]])
-    at_slots = run_fewrel(str(model_dir), *files, str(tmp_path / "s.json"), variant="pelt", read_at="slots", **options)
+    files = FewRelFiles([data["train"]], [data["test"]], [data["test"]])
+    options = dict(tables=TableInputs("pelt", table, entities), seed=42, dataset="fewrel1")
+
+    def reading_at(place: str) -> FewRelSettings:
+        return replace(SMALL, encoder=replace(SMALL.encoder, read_at=place))
+
+    at_slots = run_fewrel(str(model_dir), files, str(tmp_path / "s.json"), settings=reading_at("slots"), **options)
     assert at_slots["hyperparameters"]["read_at"] == "slots" and at_slots["n_queries"] == pelt["n_queries"]
     assert at_slots["validation"]["history"] != pelt["validation"]["history"]
     with pytest.raises(ValueError, match="unknown read_at 'slot'"):
-        run_fewrel(str(model_dir), *files, str(tmp_path / "x.json"), variant="pelt", read_at="slot", **options)
+        run_fewrel(str(model_dir), files, str(tmp_path / "x.json"), settings=reading_at("slot"), **options)
 
 
 def test_run_fewrel_is_deterministic(tiny_model_dirs, data, tmp_path):  # noqa: F811
-    kwargs = dict(seed=7, variant="baseline", table_path=None, task_entities_path=None, norm=None, **SMALL)
-    first = run_fewrel(
-        str(tiny_model_dirs["bart"]), [data["train"]], [], [data["test"]], str(tmp_path / "a.json"), **kwargs
-    )
-    second = run_fewrel(
-        str(tiny_model_dirs["bart"]), [data["train"]], [], [data["test"]], str(tmp_path / "b.json"), **kwargs
-    )
+    kwargs = dict(tables=TableInputs("baseline"), settings=SMALL, seed=7)
+    files = FewRelFiles([data["train"]], [], [data["test"]])
+    first = run_fewrel(str(tiny_model_dirs["bart"]), files, str(tmp_path / "a.json"), **kwargs)
+    second = run_fewrel(str(tiny_model_dirs["bart"]), files, str(tmp_path / "b.json"), **kwargs)
     assert first == second
     assert first["validation"]["history"][0]["train_loss"] > 0
 
@@ -264,21 +263,14 @@ def test_run_fewrel_is_deterministic(tiny_model_dirs, data, tmp_path):  # noqa: 
 def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path):  # noqa: F811
     model_dir = str(tiny_model_dirs["roberta"])
     absent = [str(tmp_path / "absent.jsonl")]  # steps 0 must not read the training or validation files
-    args = dict(SMALL, steps=0)
+    settings = replace(SMALL, steps=0, encoder=replace(SMALL.encoder, precision="fp32"))  # the reference is fp32
     result = run_fewrel(
         model_dir,
-        absent,
-        absent,
-        [data["test"]],
+        FewRelFiles(absent, absent, [data["test"]], exclude=absent),
         str(tmp_path / "r.json"),
+        tables=TableInputs("baseline"),
+        settings=settings,
         seed=3,
-        variant="baseline",
-        table_path=None,
-        task_entities_path=None,
-        norm=None,
-        exclude=absent,
-        precision="fp32",  # the reference below is fp32
-        **args,
     )
     assert result["validation"] == {"history": [], "best_step": 0, "best_accuracy": None, "episodes": 0}
     assert result["data"]["validation_source"] == "none"
@@ -286,11 +278,11 @@ def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path
     assert result["hyperparameters"]["precision"] == "fp32"
     # the score is that of the unchanged pre-trained encoder on the seed's test episodes
     model, tokenizer = load_masked_lm(model_dir, precision="fp32")
-    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=SMALL["max_length"])
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=SMALL.encoder.max_length)
     test = read_instances([data["test"]])
-    episodes = sample_episodes(relation_pool(test, 2, 2, "t"), SMALL["test_episodes"], 2, 1, 1, seed=3, stream=2)
+    episodes = sample_episodes(relation_pool(test, 2, 2, "t"), SMALL.test_episodes, 2, 1, 1, seed=3, stream=2)
     expected = episode_accuracy(encoder, encoder.mark(test, resolve_instances(test, None)), episodes, 64, "t")
-    assert result["accuracy"] == expected and result["n"] == SMALL["test_episodes"]
+    assert result["accuracy"] == expected and result["n"] == SMALL.test_episodes
 
 
 def test_evaluation_encodes_once_but_scores_like_per_episode(tiny_model_dirs, data):  # noqa: F811
@@ -316,28 +308,20 @@ def test_training_keeps_the_best_validation_weights(tiny_model_dirs, data):  # n
     marked["validation"] = marked["train"]
     pool = relation_pool(instances, 3, 2, "t")
     val_set = sample_episodes(pool, 8, 2, 1, 2, seed=0, stream=1)
-    history = _train(
-        encoder,
-        marked,
-        pool,
-        val_set,
-        seed=0,
+    settings = FewRelSettings(
+        n_way=2,
+        k_shot=1,
         steps=4,
         batch_size=1,
         lr=5e-3,
         warmup=0.0,
         weight_decay=0.0,
         dropout=0.5,
-        warmup_steps=None,
-        bias_correction=True,
-        max_grad_norm=1.0,
-        first_eval=0,
         eval_every=1,
+        train_n_query=2,
         eval_batch_size=16,
-        n_way=2,
-        k_shot=1,
-        n_query=2,
     )
+    history = _train(encoder, marked, pool, val_set, settings, seed=0)
     accuracies = [h["accuracy"] for h in history["history"]]
     assert len(accuracies) == 4 and history["best_accuracy"] == max(accuracies)
     assert history["best_step"] == 1 + accuracies.index(max(accuracies))
@@ -355,22 +339,16 @@ def test_fewrel2_trains_and_validates_with_the_training_domains_table(tiny_model
     runs = {}
     for name, extra in (
         ("test_table_only", {}),
-        ("both", {"train_table_path": wiki, "train_task_entities_path": entities}),
+        ("both", {"train_table": wiki, "train_task_entities": entities}),
     ):
         runs[name] = run_fewrel(
             str(model_dir),
-            [data["train"]],
-            [data["test"]],
-            [data["test"]],
+            FewRelFiles([data["train"]], [data["test"]], [data["test"]]),
             str(tmp_path / f"{name}.json"),
+            tables=TableInputs("pelt", bio, entities, **extra),
+            settings=SMALL,
             seed=42,
-            variant="pelt",
-            table_path=bio,
-            task_entities_path=entities,
-            norm=None,
             dataset="fewrel2",
-            **extra,
-            **SMALL,
         )
     alone, both = runs["test_table_only"], runs["both"]
     for split in ("train", "validation"):
@@ -381,20 +359,7 @@ def test_fewrel2_trains_and_validates_with_the_training_domains_table(tiny_model
     assert both["entities"]["test"] == alone["entities"]["test"]  # the test uses the biomedical table either way
     assert both["train_table"] == wiki and alone["train_table"] is None and both["table"] == bio
     with pytest.raises(ValueError, match="go together"):
-        run_fewrel(
-            str(model_dir),
-            [data["train"]],
-            [data["test"]],
-            [data["test"]],
-            str(tmp_path / "x.json"),
-            seed=42,
-            variant="pelt",
-            table_path=bio,
-            task_entities_path=entities,
-            norm=None,
-            train_table_path=wiki,
-            **SMALL,
-        )
+        TableInputs("pelt", bio, entities, train_table=wiki)
 
 
 def test_adamw_without_bias_correction_follows_its_definition():
@@ -466,43 +431,22 @@ def test_only_a_model_without_dropout_trains_deterministically(tiny_model_dirs):
 def test_paper_schedule_validates_from_first_eval_without_clipping(tiny_model_dirs, data, tmp_path, monkeypatch):  # noqa: F811
     clipped = []
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: clipped.append(1))
-    options = dict(SMALL, steps=6, eval_every=2)
+    ours_settings = replace(SMALL, steps=6, eval_every=2)
+    paper_settings = replace(ours_settings, warmup_steps=3, bias_correction=False, max_grad_norm=None, first_eval=4)
+    files = FewRelFiles([data["train"]], [data["test"]], [data["test"]])
+    options = dict(tables=TableInputs("baseline"), seed=42)
     paper = run_fewrel(
-        str(tiny_model_dirs["roberta"]),
-        [data["train"]],
-        [data["test"]],
-        [data["test"]],
-        str(tmp_path / "p.json"),
-        seed=42,
-        variant="baseline",
-        table_path=None,
-        task_entities_path=None,
-        norm=None,
-        warmup_steps=3,
-        bias_correction=False,
-        max_grad_norm=None,
-        first_eval=4,
-        **options,
+        str(tiny_model_dirs["roberta"]), files, str(tmp_path / "p.json"), settings=paper_settings, **options
     )
     assert [h["step"] for h in paper["validation"]["history"]] == [4, 6] and not clipped
     hyper = paper["hyperparameters"]
-    assert (hyper["warmup_steps"], hyper["optimizer"], hyper["max_grad_norm"], hyper["first_eval"]) == (
+    assert (hyper["warmup_steps"], hyper["bias_correction"], hyper["max_grad_norm"], hyper["first_eval"]) == (
         3,
-        "AdamW without bias correction",
+        False,
         None,
         4,
     )
     ours = run_fewrel(
-        str(tiny_model_dirs["roberta"]),
-        [data["train"]],
-        [data["test"]],
-        [data["test"]],
-        str(tmp_path / "o.json"),
-        seed=42,
-        variant="baseline",
-        table_path=None,
-        task_entities_path=None,
-        norm=None,
-        **options,
+        str(tiny_model_dirs["roberta"]), files, str(tmp_path / "o.json"), settings=ours_settings, **options
     )
     assert [h["step"] for h in ours["validation"]["history"]] == [2, 4, 6] and len(clipped) == 6

@@ -16,6 +16,7 @@ import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.lama import (
+    LamaFiles,
     candidate_vocabulary,
     choose_norm,
     fill_template,
@@ -23,6 +24,7 @@ from pelt.eval.lama import (
     run_lama,
     sweep_norm,
 )
+from pelt.eval.settings import LamaSettings, TableInputs
 from pelt.eval.uhn import build_uhn
 from pelt.injection import inject
 from pelt.models import forward_mlm
@@ -87,6 +89,10 @@ def lama_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"root": root, "facts": facts, "relations": str(root / "relations.jsonl"), "vocab": str(root / "vocab.txt")}
 
 
+def _files(lama_files: dict[str, object], **extra: str) -> LamaFiles:
+    return LamaFiles(lama_files["facts"], lama_files["relations"], lama_files["vocab"], **extra)
+
+
 def _reference(model_dir: Path, table=None, entity_of=None) -> dict[str, list[tuple[str, bool]]]:
     """Per relation, (uuid, correct) of each fact, one fact at a time, the plainest way there is."""
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -138,12 +144,10 @@ def test_baseline_matches_per_fact_reference(family, tiny_model_dirs, lama_files
     out, preds = tmp_path / "r.json", tmp_path / "p.jsonl"
     result = run_lama(
         str(tiny_model_dirs[family]),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(out),
         str(preds),
-        batch_size=4,
+        settings=LamaSettings(batch_size=4),
     )
     reference = _reference(tiny_model_dirs[family])
     _check_against_reference(result, preds, reference)
@@ -235,14 +239,11 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
     out, preds = tmp_path / "r.json", tmp_path / "p.jsonl"
     result = run_lama(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(out),
         str(preds),
-        table_path=str(table_path),
-        task_entities_path=str(entities),
-        batch_size=3,
+        tables=TableInputs(table=str(table_path), task_entities=str(entities)),
+        settings=LamaSettings(batch_size=3),
     )
     reference = _reference(model_dir, EntityTable.open(table_path), lambda s, q: entity_of.get((s, q)))
     _check_against_reference(result, preds, reference)
@@ -288,22 +289,16 @@ def test_baseline_with_table_only_buckets(tiny_model_dirs, lama_files, tmp_path)
     )
     plain = run_lama(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(tmp_path / "a.json"),
         str(tmp_path / "a.jsonl"),
     )
     bucketed = run_lama(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(tmp_path / "b.json"),
         str(tmp_path / "b.jsonl"),
-        table_path=str(table_path),
-        task_entities_path=str(entities),
-        variant="baseline",
+        tables=TableInputs(variant="baseline", table=str(table_path), task_entities=str(entities)),
     )
     assert bucketed["counts"]["injected"] == 0 and bucketed["norm"] is None
     assert bucketed["per_relation"] == plain["per_relation"]
@@ -355,12 +350,9 @@ def test_run_lama_scores_the_uhn_subset_from_the_same_predictions(tiny_model_dir
     preds = tmp_path / "p.jsonl"
     result = run_lama(
         str(tiny_model_dirs["roberta"]),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files, uhn=str(tmp_path / "uhn.json")),
         str(tmp_path / "r.json"),
         str(preds),
-        uhn_path=str(tmp_path / "uhn.json"),
     )
     reference = _reference(tiny_model_dirs["roberta"])
     kept = {rel: [c for u, c in facts if u not in dropped] for rel, facts in reference.items()}
@@ -453,13 +445,10 @@ def test_buckets_hold_trex_facts_only(tiny_model_dirs, tmp_path):  # noqa: F811
     vocab.write_text("Copenhagen\nParis\n")
     result = run_lama(
         str(model_dir),
-        [trex, str(google)],
-        str(relations),
-        str(vocab),
+        LamaFiles([trex, str(google)], str(relations), str(vocab)),
         str(tmp_path / "r.json"),
         str(tmp_path / "r.jsonl"),
-        table_path=str(table_path),
-        task_entities_path=str(entities),
+        tables=TableInputs(table=str(table_path), task_entities=str(entities)),
     )
     assert result["counts"]["facts_evaluated"] == 2 and result["counts"]["injected"] == 2
     assert {b: v["facts"] for b, v in result["buckets"].items() if v["facts"]} == {"[100,+)": 1}
@@ -471,9 +460,7 @@ def test_run_lama_rejects_relations_without_template(tiny_model_dirs, lama_files
     with pytest.raises(ValueError, match="no template"):
         run_lama(
             str(tiny_model_dirs["bert"]),
-            lama_files["facts"],
-            str(relations),
-            lama_files["vocab"],
+            LamaFiles(lama_files["facts"], str(relations), lama_files["vocab"]),
             str(tmp_path / "r.json"),
             str(tmp_path / "p.jsonl"),
         )
@@ -516,14 +503,11 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
     norms = [1, 4, 16, 64]
     sweep = sweep_norm(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(out),
-        table_path=str(table_path),
-        task_entities_path=str(entities),
+        tables=TableInputs(table=str(table_path), task_entities=str(entities)),
         norms=norms,
-        batch_size=4,
+        settings=LamaSettings(batch_size=4),
     )
     assert len(loads) == 1 and json.loads(out.read_text()) == sweep
     n_batches = len(injected_norms) // 5
@@ -533,40 +517,30 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
     for row in sweep["norms"]:
         single = run_lama(
             str(model_dir),
-            lama_files["facts"],
-            lama_files["relations"],
-            lama_files["vocab"],
+            _files(lama_files),
             str(tmp_path / "r.json"),
             str(tmp_path / "p.jsonl"),
-            table_path=str(table_path),
-            task_entities_path=str(entities),
-            norm=row["norm"],
-            batch_size=4,
+            tables=TableInputs(table=str(table_path), task_entities=str(entities), norm=row["norm"]),
+            settings=LamaSettings(batch_size=4),
         )
         assert row["macro_p_at_1"] == single["macro_p_at_1"] and row["micro_p_at_1"] == single["micro_p_at_1"]
         assert row["buckets"] == {b: scored["p_at_1"] for b, scored in single["buckets"].items()}
         assert row["injected"] == single["counts"]["injected"] > 0
     plain = run_lama(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(tmp_path / "b.json"),
         str(tmp_path / "b.jsonl"),
-        batch_size=4,
+        settings=LamaSettings(batch_size=4),
     )
     assert sweep["baseline"]["macro_p_at_1"] == plain["macro_p_at_1"]
     bucketed = run_lama(
         str(model_dir),
-        lama_files["facts"],
-        lama_files["relations"],
-        lama_files["vocab"],
+        _files(lama_files),
         str(tmp_path / "c.json"),
         str(tmp_path / "c.jsonl"),
-        table_path=str(table_path),
-        task_entities_path=str(entities),
-        variant="baseline",
-        batch_size=4,
+        tables=TableInputs(variant="baseline", table=str(table_path), task_entities=str(entities)),
+        settings=LamaSettings(batch_size=4),
     )
     assert sweep["baseline"]["buckets"] == {b: scored["p_at_1"] for b, scored in bucketed["buckets"].items()}
     assert sweep["chosen_norm"] == choose_norm({r["norm"]: r["macro_p_at_1"] for r in sweep["norms"]})
@@ -574,12 +548,9 @@ def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_p
     with pytest.raises(ValueError, match="norms must be positive"):
         sweep_norm(
             str(model_dir),
-            lama_files["facts"],
-            lama_files["relations"],
-            lama_files["vocab"],
+            _files(lama_files),
             str(out),
-            table_path=str(table_path),
-            task_entities_path=str(entities),
+            tables=TableInputs(table=str(table_path), task_entities=str(entities)),
             norms=[0, 1],
         )
 
@@ -623,9 +594,7 @@ def test_uncased_models_are_probed_lowercased_as_lama(tiny_model_dirs, lama_file
     for name, model in (("bert", bert), ("roberta", roberta)):
         out[name] = run_lama(
             model,
-            [facts],
-            str(relations),
-            lama_files["vocab"],
+            LamaFiles([facts], str(relations), lama_files["vocab"]),
             str(tmp_path / f"{name}.json"),
             str(tmp_path / f"{name}.jsonl"),
         )
@@ -641,11 +610,8 @@ def test_uncased_models_are_probed_lowercased_as_lama(tiny_model_dirs, lama_file
     lowered.write_text("warsaw\nberlin\n")
     given = run_lama(
         bert,
-        [facts],
-        str(relations),
-        lama_files["vocab"],
+        LamaFiles([facts], str(relations), lama_files["vocab"], common_vocab_lowercased=str(lowered)),
         str(tmp_path / "g.json"),
         str(tmp_path / "g.jsonl"),
-        common_vocab_lowercased=str(lowered),
     )
     assert given["counts"]["dropped_not_candidate"] == 1 and given["counts"]["facts_evaluated"] == 1

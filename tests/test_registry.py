@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 import yaml
 from conftest import REPO
 
 from pelt import registry
+from pelt.eval import settings
 
 FEWREL2 = {
     "domain": "biomed",
@@ -100,7 +99,7 @@ def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
     entry = registry.KINDS[kind]
     roles = set(registry.DOMAIN_KEYS) | set(entry.file_keys) | set(entry.grid_keys) | set(entry.hyperparameters)
     assert set(properties) <= roles, sorted(set(properties) - roles)
-    assert set(entry.hyperparameters) <= set(inspect.signature(registry.resolve(entry.runner)).parameters)
+    assert set(entry.hyperparameters) <= _settings_keys(kind)
 
 
 def test_every_kind_names_a_reader_and_the_papers_benchmarks():
@@ -121,8 +120,28 @@ def test_the_runners_defaults_are_the_schemas(kind):
     tasks = schema["properties"]["tasks"]["properties"]
     properties = (schema["$defs"]["fewrel"] if kind == "fewrel" else tasks[kind])["properties"]
     entry = registry.KINDS[kind]
-    parameters = inspect.signature(registry.resolve(entry.runner)).parameters
+    defaults = settings.as_record(SETTINGS[kind]())
     for key in entry.hyperparameters:
         default = properties[key].get("default")
         if default is not None and not isinstance(default, dict):  # Wiki80's epochs: one per setting
-            assert parameters[key].default == default, key
+            assert defaults[key] == default, key
+
+
+SETTINGS = {"lama": settings.LamaSettings, "fewrel": settings.FewRelSettings, "wiki80": settings.Wiki80Settings}
+
+
+def _settings_keys(kind: str) -> set[str]:
+    """The flat keys a kind's settings object takes (:func:`pelt.eval.settings.parse`)."""
+    return set(settings.as_record(SETTINGS[kind]()))
+
+
+def test_settings_parse_flat_options_and_refuse_unknown_keys():
+    parsed = settings.parse(settings.FewRelSettings, {"steps": 60, "markers": "tokens", "read_at": "slots"})
+    assert parsed.steps == 60 and parsed.encoder == settings.EncoderSettings(markers="tokens", read_at="slots")
+    assert settings.as_record(parsed)["markers"] == "tokens" and "encoder" not in settings.as_record(parsed)
+    with pytest.raises(ValueError, match=r"unknown settings \['stpes'\]"):
+        settings.parse(settings.FewRelSettings, {"stpes": 60})
+    with pytest.raises(ValueError, match=r"unknown settings \['markers'\]"):
+        settings.parse(settings.LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
+    with pytest.raises(ValueError, match="first_eval"):
+        settings.FewRelSettings(steps=10, first_eval=20)

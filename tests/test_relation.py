@@ -28,6 +28,7 @@ from pelt.eval.relation import (
     marked_text,
     resolve_instances,
 )
+from pelt.eval.settings import EncoderSettings, TableInputs
 from pelt.eval.variants import resolve_norm
 from pelt.models import attention_for_training, load_masked_lm, resolve_autocast
 from pelt.table import EntityTable, write_table
@@ -407,9 +408,9 @@ def test_training_precision_follows_the_hardware_unless_set(monkeypatch, tiny_mo
     with pytest.raises(ValueError, match="unknown training precision 'fp16'"):
         resolve_autocast("fp16", cpu)
 
-    options = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None, markers=MARKERS["punct"])
-    options.update(max_length=64, device="cpu", what="test")
-    encoders = {p: load_encoder(str(tiny_model_dirs["roberta"]), precision=p, **options) for p in ("fp32", "bf16")}
+    model = str(tiny_model_dirs["roberta"])
+    settings = {p: EncoderSettings(max_length=64, precision=p, device="cpu") for p in ("fp32", "bf16")}
+    encoders = {p: load_encoder(model, TableInputs("baseline"), s, "test") for p, s in settings.items()}
     assert encoders["fp32"].precision == "fp32" and encoders["bf16"].precision == "bf16 autocast"
     assert encoders["fp32"].model.config._attn_implementation == "sdpa"
     assert encoders["bf16"].model.config._attn_implementation == "sdpa_fp32"

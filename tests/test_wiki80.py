@@ -14,8 +14,10 @@ import torch
 from relation_data import records, write_wiki80
 
 from pelt.eval.relation import RelationEncoder, resolve_instances
+from pelt.eval.settings import TableInputs, Wiki80Settings
 from pelt.eval.wiki80 import (
     MarkerClassifier,
+    Wiki80Files,
     accuracy,
     read_labels,
     run_wiki80,
@@ -26,7 +28,7 @@ from pelt.table import write_table
 from pelt.tasks import read_wiki80
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "wiki80"
-NO_TABLE = dict(variant="baseline", table_path=None, task_entities_path=None, norm=None)
+NO_TABLE = TableInputs("baseline")
 RELATIONS = ["P19", "P36", "P108", "P206", "P30"]
 
 
@@ -58,10 +60,17 @@ def test_read_labels_checks_indices(tmp_path: Path):
         read_labels(str(tmp_path / "bad.json"))
 
 
-def _run(model_dir: Path, files: dict[str, str], out: Path, **kwargs) -> dict:
-    args = dict(seed=42, epochs=2, batch_size=8, **NO_TABLE)
-    args.update(kwargs)
-    return run_wiki80(str(model_dir), files["train"], files["dev"], files["labels"], str(out), **args)
+def _run(
+    model_dir: Path,
+    files: dict[str, str],
+    out: Path,
+    tables: TableInputs = NO_TABLE,
+    select_on: str | None = None,
+    **settings,
+) -> dict:
+    run_files = Wiki80Files(files["train"], files["dev"], files["labels"], select_on)
+    options = dict(tables=tables, settings=Wiki80Settings(**{"epochs": 2, "batch_size": 8, **settings}), seed=42)
+    return run_wiki80(str(model_dir), run_files, str(out), **options)
 
 
 def test_run_wiki80_result_and_determinism(tiny_model_dirs, files, tmp_path):  # noqa: F811
@@ -80,16 +89,11 @@ def test_classifier_learns_the_training_set(tiny_model_dirs, files, tmp_path):  
     """Evaluated on its own training data, a working training loop fits the 5 relations (chance: 0.2)."""
     result = run_wiki80(
         str(tiny_model_dirs["bart"]),
-        files["train"],
-        files["train"],
-        files["labels"],
+        Wiki80Files(files["train"], files["train"], files["labels"]),
         str(tmp_path / "r.json"),
+        tables=NO_TABLE,
+        settings=Wiki80Settings(epochs=15, batch_size=8, lr=3e-3, dropout=0.0),
         seed=1,
-        epochs=15,
-        batch_size=8,
-        lr=3e-3,
-        dropout=0.0,
-        **NO_TABLE,
     )
     assert result["accuracy"] >= 0.9
 
@@ -155,10 +159,7 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         model_dir,
         files,
         tmp_path / "p.json",
-        variant="pelt",
-        table_path=str(tmp_path / "t.parquet"),
-        task_entities_path=str(tmp_path / "e.parquet"),
-        norm=3.0,
+        TableInputs("pelt", str(tmp_path / "t.parquet"), str(tmp_path / "e.parquet"), 3.0),
     )
     expected = sum(e.qid in in_table for inst in read_wiki80(files["dev"]) for e in (inst.head, inst.tail))
     counts = result["entities"]["eval"]
@@ -170,10 +171,7 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         model_dir,
         files,
         tmp_path / "c.json",
-        variant="swapped",
-        table_path=str(tmp_path / "t.parquet"),
-        task_entities_path=str(tmp_path / "e.parquet"),
-        norm=3.0,
+        TableInputs("swapped", str(tmp_path / "t.parquet"), str(tmp_path / "e.parquet"), 3.0),
     )
     assert control["variant"] == "swapped" and control["entities"]["eval"]["injected"] == expected
     # the baseline reads the table for the heads' frequencies only
@@ -181,9 +179,7 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         model_dir,
         files,
         tmp_path / "b.json",
-        variant="baseline",
-        table_path=str(tmp_path / "t.parquet"),
-        task_entities_path=str(tmp_path / "e.parquet"),
+        TableInputs("baseline", str(tmp_path / "t.parquet"), str(tmp_path / "e.parquet")),
     )
     assert baseline["entities"]["eval"]["injected"] == 0 and baseline["variant"] == "baseline"
     frequent = {q for i, q in enumerate(sorted(in_table)) if i % 2}
@@ -197,7 +193,7 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         assert mean == pytest.approx(run["accuracy"])
     assert _run(model_dir, files, tmp_path / "n.json")["by_head"] is None  # no table: nothing known
     with pytest.raises(ValueError, match="pelt variant needs a table"):
-        _run(model_dir, files, tmp_path / "q.json", variant="pelt")
+        _run(model_dir, files, tmp_path / "q.json", TableInputs("pelt"))
 
 
 def test_unknown_relation_is_an_error(tiny_model_dirs, files, tmp_path):  # noqa: F811
@@ -205,10 +201,9 @@ def test_unknown_relation_is_an_error(tiny_model_dirs, files, tmp_path):  # noqa
     with pytest.raises(ValueError, match="relations not in label2id"):
         run_wiki80(
             str(tiny_model_dirs["roberta"]),
-            files["train"],
-            files["dev"],
-            str(tmp_path / "labels.json"),
+            Wiki80Files(files["train"], files["dev"], str(tmp_path / "labels.json")),
             str(tmp_path / "r.json"),
+            tables=NO_TABLE,
+            settings=Wiki80Settings(),
             seed=0,
-            **NO_TABLE,
         )

@@ -119,11 +119,7 @@ def runner_options(name: str, task: Mapping, setting: str, seed: int, variant: s
     configured (a mapping, as Wiki80's epochs, per training setting), seed, variant, and what the
     setting says (FewRel: N, K and the benchmark's name; Wiki80: the training setting's name)."""
     kind = kind_of(name, task)
-    options = {
-        key: task[key][setting] if isinstance(task[key], Mapping) else task[key]
-        for key in kind.hyperparameters
-        if key in task
-    }
+    options = settings_options(name, task, setting)
     options.update(seed=seed, variant=variant)
     if kind.name == "fewrel":
         n_way, k_shot = fewrel_setting(setting)
@@ -131,6 +127,16 @@ def runner_options(name: str, task: Mapping, setting: str, seed: int, variant: s
     else:
         options.update(setting=setting)
     return options
+
+
+def settings_options(name: str, task: Mapping, setting: str | None = None) -> dict:
+    """The kind's hyper-parameters as configured (a mapping, as Wiki80's epochs, holds one per
+    training setting): what :func:`pelt.eval.settings.parse` makes the run's settings of."""
+    return {
+        key: task[key][setting] if isinstance(task[key], Mapping) else task[key]
+        for key in kind_of(name, task).hyperparameters
+        if key in task
+    }
 
 
 def fewrel_setting(setting: str) -> tuple[int, int]:

@@ -486,6 +486,11 @@ def finetuning_inputs(wildcards):
     return variant_table(inputs, wildcards.variant)
 
 
+def lama_options(wildcards):
+    """LAMA's settings as configured (pelt.registry, pelt.eval.settings.LamaSettings)."""
+    return registry.settings_options("lama", config["tasks"]["lama"])
+
+
 def finetuning_options(wildcards):
     """Keyword arguments of run_fewrel / run_wiki80 known before the job runs (pelt.registry)."""
     return registry.runner_options(

@@ -25,7 +25,7 @@ rule lama:
     params:
         model=model_name_or_path,
         norm=model_norm,
-        task=lookup(dpath="tasks/lama", within=config, default={}),
+        options=lama_options,
     script:
         "../scripts/lama.py"
 
@@ -103,7 +103,8 @@ rule lama_norm_sweep:
         gpu=1,
     params:
         model=model_name_or_path,
-        task=lookup(dpath="tasks/lama", within=config, default={}),
+        norms=lookup(dpath="tasks/lama/norms", within=config, default=[]),
+        options=lama_options,
     script:
         "../scripts/lama_norm_sweep.py"
 

@@ -8,20 +8,30 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.fewrel import run_fewrel
+from pelt.eval.fewrel import FewRelFiles, run_fewrel
+from pelt.eval.settings import FewRelSettings, TableInputs, parse
 from pelt.eval.variants import resolve_norm
 
+options = dict(snakemake.params.options)
+seed, variant, dataset = options.pop("seed"), options.pop("variant"), options.pop("dataset")
 run_fewrel(
     snakemake.params.model,
-    list(snakemake.input.train),
-    list(snakemake.input.val),
-    list(snakemake.input.test),
+    FewRelFiles(
+        list(snakemake.input.train),
+        list(snakemake.input.val),
+        list(snakemake.input.test),
+        list(snakemake.input.exclude),
+    ),
     snakemake.output[0],
-    exclude=list(snakemake.input.exclude),
-    table_path=snakemake.input.get("table"),
-    task_entities_path=snakemake.input.get("task_entities"),
-    train_table_path=snakemake.input.get("train_table"),
-    train_task_entities_path=snakemake.input.get("train_task_entities"),
-    norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
-    **snakemake.params.options,
+    tables=TableInputs(
+        variant=variant,
+        table=snakemake.input.get("table"),
+        task_entities=snakemake.input.get("task_entities"),
+        norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+        train_table=snakemake.input.get("train_table"),
+        train_task_entities=snakemake.input.get("train_task_entities"),
+    ),
+    settings=parse(FewRelSettings, options),
+    seed=seed,
+    dataset=dataset,
 )

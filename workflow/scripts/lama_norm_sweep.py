@@ -4,19 +4,19 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.lama import sweep_norm
+from pelt.eval.lama import LamaFiles, sweep_norm
+from pelt.eval.settings import LamaSettings, TableInputs, parse
 
-task = snakemake.params.task
 sweep_norm(
     snakemake.params.model,
-    list(snakemake.input.facts),
-    snakemake.input.relations,
-    snakemake.input.common_vocab,
+    LamaFiles(
+        list(snakemake.input.facts),
+        snakemake.input.relations,
+        snakemake.input.common_vocab,
+        snakemake.input.get("common_vocab_lowercased"),
+    ),
     snakemake.output[0],
-    table_path=snakemake.input.table,
-    task_entities_path=snakemake.input.task_entities,
-    norms=task["norms"],
-    batch_size=task["batch_size"],
-    common_vocab_lowercased=snakemake.input.get("common_vocab_lowercased"),
-    max_length=task["max_length"],
+    tables=TableInputs("pelt", snakemake.input.table, snakemake.input.task_entities),
+    norms=snakemake.params.norms,
+    settings=parse(LamaSettings, snakemake.params.options),
 )

@@ -8,18 +8,28 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
+from pelt.eval.settings import TableInputs, Wiki80Settings, parse
 from pelt.eval.variants import resolve_norm
-from pelt.eval.wiki80 import run_wiki80
+from pelt.eval.wiki80 import Wiki80Files, run_wiki80
 
+options = dict(snakemake.params.options)
+seed, variant, setting = options.pop("seed"), options.pop("variant"), options.pop("setting")
 run_wiki80(
     snakemake.params.model,
-    snakemake.input.train,
-    snakemake.input.eval,
-    snakemake.input.label2id,
+    Wiki80Files(
+        snakemake.input.train,
+        snakemake.input.eval,
+        snakemake.input.label2id,
+        snakemake.input.get("select_on"),
+    ),
     snakemake.output[0],
-    select_on=snakemake.input.get("select_on"),
-    table_path=snakemake.input.get("table"),
-    task_entities_path=snakemake.input.get("task_entities"),
-    norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
-    **snakemake.params.options,
+    tables=TableInputs(
+        variant=variant,
+        table=snakemake.input.get("table"),
+        task_entities=snakemake.input.get("task_entities"),
+        norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+    ),
+    settings=parse(Wiki80Settings, options),
+    seed=seed,
+    setting=setting,
 )

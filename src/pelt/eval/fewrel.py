@@ -51,7 +51,6 @@ import torch
 import torch.nn.functional as F
 
 from pelt.eval.relation import (
-    DEFAULT_MARKERS,
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
@@ -63,12 +62,12 @@ from pelt.eval.relation import (
     head_groups,
     holdout_relations,
     load_encoder,
-    markers_named,
     resolve_instances,
     seed_everything,
     snapshot,
     trains_deterministically,
 )
+from pelt.eval.settings import FewRelSettings, TableInputs, as_record
 from pelt.logs import progress
 from pelt.tasks import Instance, read_instances
 
@@ -245,151 +244,51 @@ def split_fewrel(
     return train_kept, val_kept, info
 
 
+@dataclass(frozen=True)
+class FewRelFiles:
+    """A FewRel run's data: ``train`` files are FewRel JSON (``train_wiki.json``) or Wiki80 JSONL
+    (``.jsonl``); ``val`` may be the test files themselves (see the module docstring); ``exclude``
+    names files whose relations must not be trained on either (FewRel 2.0 from Wiki80:
+    ``val_wiki.json``, which leaves FewRel's 64 training relations, the paper's training set, of
+    which validation then holds out a quarter)."""
+
+    train: Sequence[str]
+    val: Sequence[str]
+    test: Sequence[str]
+    exclude: Sequence[str] = ()
+
+
 def run_fewrel(
     model_name_or_path: str,
-    train: list[str],
-    val: list[str],
-    test: list[str],
+    files: FewRelFiles,
     out_json: str,
     *,
-    n_way: int,
-    k_shot: int,
+    tables: TableInputs,
+    settings: FewRelSettings,
     seed: int,
-    variant: str,
-    table_path: str | None,
-    task_entities_path: str | None,
-    norm: float | None,
-    train_table_path: str | None = None,
-    train_task_entities_path: str | None = None,
-    steps: int = 1500,
-    batch_size: int = 32,
-    lr: float = 2e-5,
-    eval_every: int = 250,
-    val_episodes: int = 6400,
-    test_episodes: int = 64000,
-    n_query: int = 1,
-    max_length: int = 128,
     dataset: str = "fewrel",
-    exclude: list[str] | None = None,
-    train_n_way: int | None = None,
-    train_n_query: int = 5,
-    val_relations: int | None = None,
-    warmup: float = 0.1,
-    weight_decay: float = 0.01,
-    dropout: float = 0.5,
-    warmup_steps: int | None = None,
-    bias_correction: bool = True,
-    max_grad_norm: float | None = 1.0,
-    first_eval: int = 0,
-    eval_batch_size: int = 64,
-    markers: str = DEFAULT_MARKERS,
-    read_at: str = "markers",
-    missing: str = "plain",
-    device: str = "auto",
-    precision: str = "auto",
 ) -> dict:
-    """Train Proto on ``train`` episodes, select on validation episodes, test N-way K-shot; write and return the result.
+    """Train Proto on training episodes, select on validation episodes, test N-way K-shot; write and return the result.
 
-    ``train`` files are FewRel JSON (``train_wiki.json``) or Wiki80 JSONL (``.jsonl``); ``val`` may be
-    the test files themselves (see the module docstring); ``exclude`` names files whose relations
-    must not be trained on either (FewRel 2.0 from Wiki80: ``val_wiki.json``, which leaves FewRel's
-    64 training relations, the paper's training set, of which validation then holds out a quarter).
-    ``dataset`` names the benchmark in the result
-    (``fewrel1`` / ``fewrel2`` match the paper's Table 2).  ``norm`` is L (default: the
-    table's).  ``n_query`` is the queries per relation in validation and test episodes.  ``dropout`` (on
-    the encodings), ``warmup_steps`` (instead of the ``warmup`` share), ``bias_correction``,
-    ``max_grad_norm`` (None: no clipping) and ``first_eval`` (no validation before this step) give
-    the toolkit's Proto and the paper code's schedule (config/paper.yaml).
+    ``dataset`` names the benchmark in the result (``fewrel1`` / ``fewrel2`` match the paper's
+    Table 2). ``tables.train_table`` (FewRel 2.0) serves the training and validation instances,
+    ``tables.table`` the test instances: Wikipedia-domain training data then gets Wikipedia
+    vectors, as in the authors' loader, instead of none.
 
-    ``train_table_path`` and ``train_task_entities_path`` (FewRel 2.0) serve the training and validation
-    instances, ``table_path`` and ``task_entities_path`` the test instances: Wikipedia-domain training
-    data then gets Wikipedia vectors, as in the authors' loader, instead of none.
-
-    ``steps=0`` tests the pre-trained encoder as it is, without fine-tuning: ``train``, ``val`` and
-    ``exclude`` are then not read, so a benchmark without training relations (the demo, whose
-    FewRel relations are all its Wiki80 relations) can still be scored.
+    ``steps`` 0 tests the pre-trained encoder as it is, without fine-tuning: the training,
+    validation and excluded files are then not read, so a benchmark without training relations (the
+    demo, whose FewRel relations are all its Wiki80 relations) can still be scored.
     """
-    train_n_way = train_n_way or n_way
-    if min(n_way, k_shot, n_query, train_n_way, train_n_query, batch_size, eval_every) < 1 or steps < 0:
-        raise ValueError("run_fewrel: N, K, queries, batch size and eval_every must be positive, steps >= 0")
-    if (train_table_path is None) != (train_task_entities_path is None):
-        raise ValueError("run_fewrel: train_table_path and train_task_entities_path go together")
-    if not 0 <= dropout < 1 or first_eval > steps:
-        raise ValueError(f"run_fewrel: dropout must be in [0, 1) and first_eval ({first_eval}) at most steps ({steps})")
     seed_everything(seed)
-    test_data = read_instances(test)
-    if steps:
-        train_data, val_data, split = split_fewrel(
-            read_instances(train),
-            read_instances(val),
-            test_data,
-            n_way=n_way,
-            val_relations=val_relations,
-            excluded=read_instances(exclude or []),
-        )
-        train_pool = relation_pool(train_data, k_shot + train_n_query, train_n_way, "FewRel training data")
-        val_pool = relation_pool(val_data, k_shot + n_query, n_way, "FewRel validation data")
-    else:
-        logger.info("FewRel: steps 0, testing the pre-trained encoder; training and validation data are not read")
-        train_data, val_data, split = split_fewrel([], [], test_data, n_way=n_way)
-        train_pool = val_pool = {}
-    test_pool = relation_pool(test_data, k_shot + n_query, n_way, "FewRel test data")
-
-    encoder = load_encoder(
-        model_name_or_path,
-        variant=variant,
-        table_path=table_path,
-        task_entities_path=task_entities_path,
-        norm=norm,
-        markers=markers_named(markers),
-        read_at=read_at,
-        max_length=max_length,
-        device=device,
-        what="run_fewrel",
-        missing=missing,
-        precision=precision,
-        train_table_path=train_table_path,
-    )
-    tables = encoder.table if isinstance(encoder.table, Mapping) else None  # {"train": ..., "test": ...}
-    marked = {}
-    counts = {}
-    for name, data in (("train", train_data), ("validation", val_data), ("test", test_data)):
-        side = "test" if name == "test" else "train"
-        entities_path = train_task_entities_path if tables and side == "train" else task_entities_path
-        entity_ids = resolve_instances(data, entities_path)
-        counts[name] = entity_counts(entity_ids, tables[side] if tables else encoder.table, entities_path is not None)
-        if name == "test":  # every variant, the baseline too, is split by the test heads' frequency
-            groups = head_groups(entity_ids, table_path)
-        if tables:
-            entity_ids = [tuple(e and f"{side}:{e}" for e in pair) for pair in entity_ids]
-        marked[name] = encoder.mark(data, entity_ids)
-
-    val_set = sample_episodes(val_pool, val_episodes, n_way, k_shot, n_query, seed, _VAL_STREAM) if steps else []
-    test_set = sample_episodes(test_pool, test_episodes, n_way, k_shot, n_query, seed, _TEST_STREAM)
-    history = _train(
-        encoder,
-        marked,
-        train_pool,
-        val_set,
-        seed=seed,
-        steps=steps,
-        batch_size=batch_size,
-        lr=lr,
-        warmup=warmup,
-        weight_decay=weight_decay,
-        dropout=dropout,
-        warmup_steps=warmup_steps,
-        bias_correction=bias_correction,
-        max_grad_norm=max_grad_norm,
-        first_eval=first_eval,
-        eval_every=eval_every,
-        eval_batch_size=eval_batch_size,
-        n_way=train_n_way,
-        k_shot=k_shot,
-        n_query=train_n_query,
-    )
+    test_data = read_instances(files.test)
+    pools = _pools(files, test_data, settings)
+    encoder = load_encoder(model_name_or_path, tables, settings.encoder, "run_fewrel")
+    marked, counts, groups = _mark(encoder, tables, pools.data)
+    val_set = _episodes(pools.val, settings.val_episodes, settings, seed, _VAL_STREAM) if settings.steps else []
+    test_set = _episodes(pools.test, settings.test_episodes, settings, seed, _TEST_STREAM)
+    history = _train(encoder, marked, pools.train, val_set, settings, seed)
     counts["training_passes"] = encoder.pop_stats()  # every encoding of training and validation
-    outcomes = query_predictions(encoder, marked["test"], test_set, eval_batch_size, "FewRel test")
+    outcomes = query_predictions(encoder, marked["test"], test_set, settings.eval_batch_size, "FewRel test")
     correct = [gold == predicted for _, gold, predicted in outcomes]
     counts["test"].update(encoder.pop_stats())
     result = {
@@ -398,56 +297,88 @@ def run_fewrel(
         "model": model_name_or_path,
         "variant": encoder.variant,
         "seed": seed,
-        "setting": f"{n_way}-{k_shot}",
+        "setting": settings.setting,
         "accuracy": sum(correct) / len(correct),
         "by_head": accuracy_by_head(correct, groups and [groups[i] for i, _, _ in outcomes]),
         "by_relation": accuracy_by_relation([gold for _, gold, _ in outcomes], [p for _, _, p in outcomes]),
         "n": len(test_set),
         "n_queries": sum(len(ep.query) for ep in test_set),
         "norm": encoder.norm,
-        "table": table_path if encoder.table is not None else None,
-        "train_table": train_table_path if tables else None,
+        "table": tables.table if encoder.table is not None else None,
+        "train_table": tables.train_table if isinstance(encoder.table, Mapping) else None,
         "validation": history,
-        "data": split,
+        "data": pools.split,
         "entities": counts,
-        "hyperparameters": {
-            "n_way": n_way,
-            "k_shot": k_shot,
-            "n_query": n_query,
-            "train_n_way": train_n_way,
-            "train_n_query": train_n_query,
-            "steps": steps,
-            "batch_size": batch_size,
-            "lr": lr,
-            "warmup": warmup,
-            "weight_decay": weight_decay,
-            "eval_every": eval_every,
-            "val_episodes": val_episodes,
-            "test_episodes": test_episodes,
-            "exclude": exclude or [],
-            "max_length": max_length,
-            "markers": markers,
-            "read_at": read_at,
-            "missing": missing,
-            "dropout": dropout,
-            "warmup_steps": warmup_steps,
-            "optimizer": "AdamW" if bias_correction else "AdamW without bias correction",
-            "max_grad_norm": max_grad_norm,
-            "first_eval": first_eval,
-            "precision": encoder.precision,
-        },
+        "hyperparameters": as_record(
+            settings, train_n_way=settings.training_n_way, exclude=list(files.exclude), precision=encoder.precision
+        ),
     }
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
     logger.info(
-        "FewRel %s %s %s seed %d: accuracy %.4f",
-        dataset,
-        result["setting"],
-        result["variant"],
-        seed,
-        result["accuracy"],
+        "FewRel %s %s %s seed %d: accuracy %.4f", dataset, settings.setting, encoder.variant, seed, result["accuracy"]
     )
     return result
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """The instances of each split, and per split the relations an episode can draw from."""
+
+    data: dict[str, list[Instance]]
+    train: dict[str, list[int]]
+    val: dict[str, list[int]]
+    test: dict[str, list[int]]
+    split: dict
+
+
+def _pools(files: FewRelFiles, test_data: list[Instance], settings: FewRelSettings) -> _Pools:
+    n_way, k_shot = settings.n_way, settings.k_shot
+    if settings.steps:
+        train_data, val_data, split = split_fewrel(
+            read_instances(files.train),
+            read_instances(files.val),
+            test_data,
+            n_way=n_way,
+            val_relations=settings.val_relations,
+            excluded=read_instances(files.exclude),
+        )
+        train_need = k_shot + settings.train_n_query
+        train_pool = relation_pool(train_data, train_need, settings.training_n_way, "FewRel training data")
+        val_pool = relation_pool(val_data, k_shot + settings.n_query, n_way, "FewRel validation data")
+    else:
+        logger.info("FewRel: steps 0, testing the pre-trained encoder; training and validation data are not read")
+        train_data, val_data, split = split_fewrel([], [], test_data, n_way=n_way)
+        train_pool = val_pool = {}
+    test_pool = relation_pool(test_data, k_shot + settings.n_query, n_way, "FewRel test data")
+    data = {"train": train_data, "validation": val_data, "test": test_data}
+    return _Pools(data, train_pool, val_pool, test_pool, split)
+
+
+def _mark(
+    encoder: RelationEncoder, tables: TableInputs, data: Mapping[str, list[Instance]]
+) -> tuple[dict[str, list[MarkedText]], dict[str, dict], list[str] | None]:
+    """Each split's instances marked for the encoder, the entity counts, and the test heads' groups
+    (every variant, the baseline too, is split by the test heads' frequency)."""
+    two = encoder.table if isinstance(encoder.table, Mapping) else None  # {"train": ..., "test": ...}
+    marked, counts, groups = {}, {}, None
+    for name, instances in data.items():
+        side = "test" if name == "test" else "train"
+        entities_path = tables.train_task_entities if two and side == "train" else tables.task_entities
+        entity_ids = resolve_instances(instances, entities_path)
+        counts[name] = entity_counts(entity_ids, two[side] if two else encoder.table, entities_path is not None)
+        if name == "test":
+            groups = head_groups(entity_ids, tables.table)
+        if two:
+            entity_ids = [tuple(e and f"{side}:{e}" for e in pair) for pair in entity_ids]
+        marked[name] = encoder.mark(instances, entity_ids)
+    return marked, counts, groups
+
+
+def _episodes(
+    pool: Mapping[str, Sequence[int]], count: int, settings: FewRelSettings, seed: int, stream: int
+) -> list[Episode]:
+    return sample_episodes(pool, count, settings.n_way, settings.k_shot, settings.n_query, seed, stream)
 
 
 def _train(
@@ -455,28 +386,20 @@ def _train(
     marked: Mapping[str, Sequence[MarkedText]],
     pool: Mapping[str, Sequence[int]],
     val_set: Sequence[Episode],
-    *,
+    settings: FewRelSettings,
     seed: int,
-    steps: int,
-    batch_size: int,
-    lr: float,
-    warmup: float,
-    weight_decay: float,
-    dropout: float,
-    warmup_steps: int | None,
-    bias_correction: bool,
-    max_grad_norm: float | None,
-    first_eval: int,
-    eval_every: int,
-    eval_batch_size: int,
-    n_way: int,
-    k_shot: int,
-    n_query: int,
 ) -> dict:
     """Fine-tune with model selection on ``val_set``; leaves the best weights in ``encoder``; returns the history."""
     rng = np.random.default_rng([seed, _TRAIN_STREAM])
+    steps, batch_size, dropout = settings.steps, settings.batch_size, settings.dropout
     optimizer, schedule = adamw_with_warmup(
-        encoder, lr, weight_decay, steps, warmup, warmup_steps=warmup_steps, bias_correction=bias_correction
+        encoder,
+        settings.lr,
+        settings.weight_decay,
+        steps,
+        settings.warmup,
+        warmup_steps=settings.warmup_steps,
+        bias_correction=settings.bias_correction,
     )
     history: list[dict] = []
     best: tuple[float, int, dict] | None = None
@@ -494,7 +417,10 @@ def _train(
         return F.cross_entropy(logits, torch.tensor(episode.labels, device=logits.device))
 
     for step in progress(range(1, steps + 1), "FewRel training", unit="steps"):
-        episodes = [sample_episode(pool, n_way, k_shot, n_query, rng) for _ in range(batch_size)]
+        episodes = [
+            sample_episode(pool, settings.training_n_way, settings.k_shot, settings.train_n_query, rng)
+            for _ in range(batch_size)
+        ]
         if shared:
             step_losses = [
                 loss_of(lg, ep) for lg, ep in zip(_shared_logits(encoder, marked["train"], episodes, dropout), episodes)
@@ -507,13 +433,15 @@ def _train(
                 (loss / batch_size).backward()
                 step_losses.append(loss.detach())
         losses += [loss.item() for loss in step_losses]
-        if max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(encoder.parameters(), max_grad_norm)
+        if settings.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(encoder.parameters(), settings.max_grad_norm)
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        if step >= first_eval and (step % eval_every == 0 or step == steps):
-            accuracy = episode_accuracy(encoder, marked["validation"], val_set, eval_batch_size, "FewRel validation")
+        if step >= settings.first_eval and (step % settings.eval_every == 0 or step == steps):
+            accuracy = episode_accuracy(
+                encoder, marked["validation"], val_set, settings.eval_batch_size, "FewRel validation"
+            )
             history.append({"step": step, "accuracy": accuracy, "train_loss": float(np.mean(losses))})
             logger.info("FewRel step %d: validation accuracy %.4f, training loss %.4f", step, accuracy, np.mean(losses))
             losses = []

@@ -52,6 +52,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
+from pelt.eval.settings import LamaSettings, TableInputs
 from pelt.eval.uhn import read_uhn
 from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
@@ -195,20 +196,24 @@ class _Probe:
     frequencies: list[int]
 
 
-def _prepare(
-    model_name_or_path: str,
-    facts: list[str],
-    relations_path: str,
-    common_vocab_path: str,
-    table_path: str | None,
-    task_entities_path: str | None,
-    uhn_path: str | None,
-    common_vocab_lowercased_path: str | None = None,
-    missing: str = "plain",
-) -> _Probe:
+@dataclass(frozen=True)
+class LamaFiles:
+    """A LAMA run's data: the fact files, the relation templates, the candidate vocabulary (and its
+    lowercased form for an uncased model, as LAMA's ``--lowercase``), and ``uhn``, the fact ids
+    LAMA-UHN keeps (:func:`pelt.eval.uhn.build_uhn`), to score LAMA-UHN beside LAMA."""
+
+    facts: Sequence[str]
+    relations: str
+    common_vocab: str
+    common_vocab_lowercased: str | None = None
+    uhn: str | None = None
+
+
+def _prepare(model_name_or_path: str, files: LamaFiles, tables: TableInputs, missing: str) -> _Probe:
     """Read facts and templates, load the model, pick candidates, resolve subjects (see the module docstring)."""
+    relations_path, common_vocab_path = files.relations, files.common_vocab
     templates = load_templates(relations_path)
-    all_facts, read_counts = load_facts(facts)
+    all_facts, read_counts = load_facts(list(files.facts))
     unknown = sorted({f.relation for f in all_facts} - set(templates))
     if unknown:
         raise ValueError(f"no template for relations {unknown} in {relations_path}")
@@ -218,7 +223,9 @@ def _prepare(
     if uncased:
         all_facts, merged = lowercase_facts(all_facts)
         read_counts = replace(read_counts, duplicates=read_counts.duplicates + merged)
-    candidates = candidate_vocabulary(tokenizer, common_words(common_vocab_path, common_vocab_lowercased_path, uncased))
+    candidates = candidate_vocabulary(
+        tokenizer, common_words(common_vocab_path, files.common_vocab_lowercased, uncased)
+    )
     if not candidates:
         raise ValueError(f"no word of {common_vocab_path} is a single token of {model_name_or_path}")
     kept = [f for f in all_facts if f.object in candidates]
@@ -230,11 +237,11 @@ def _prepare(
         sum(dropped.values()),
     )
 
-    table = EntityTable.open(table_path) if table_path else None
+    table = EntityTable.open(tables.table) if tables.table else None
     entity_ids: list[str | None] = [None] * len(kept)
     frequencies = [0] * len(kept)
     if table is not None:
-        entity_ids = resolve_subjects(kept, task_entities_path)
+        entity_ids = resolve_subjects(kept, tables.task_entities)
         known = sorted({e for e in entity_ids if e})
         freq = dict(zip(known, table.counts(known, missing="zero")[1].tolist()))
         frequencies = [freq.get(e, 0) if e else 0 for e in entity_ids]
@@ -250,8 +257,8 @@ def _prepare(
         read_counts=read_counts,
         lowercased=uncased,
         missing=missing,
-        uhn_dropped=read_uhn(uhn_path) if uhn_path else None,
-        table_path=table_path,
+        uhn_dropped=read_uhn(files.uhn) if files.uhn else None,
+        table_path=tables.table,
         table=table,
         entity_ids=entity_ids,
         frequencies=frequencies,
@@ -412,50 +419,30 @@ def _relation_mean(records: Sequence[Mapping]) -> tuple[float | None, int]:
 
 def run_lama(
     model_name_or_path: str,
-    facts: list[str],
-    relations_path: str,
-    common_vocab_path: str,
+    files: LamaFiles,
     out_json: str,
     predictions_out: str,
     *,
-    table_path: str | None = None,
-    task_entities_path: str | None = None,
-    norm: float | None = None,
-    variant: str | None = None,
-    uhn_path: str | None = None,
-    common_vocab_lowercased: str | None = None,
-    missing: str = "plain",
-    batch_size: int = 32,
-    max_length: int = 128,
+    tables: TableInputs = TableInputs(),
+    settings: LamaSettings = LamaSettings(),
 ) -> dict:
     """Evaluate LAMA P@1 of a model, writing the result JSON and per-fact predictions (JSONL); returns the result.
 
-    ``variant`` is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
-    ``pelt`` when a table is given.  ``permuted`` and ``random`` inject a control table
-    (:func:`pelt.eval.controls.write_control_table`) given as ``table_path``, as ``pelt`` does.  A
-    baseline may still be given the table and task entities: they
-    then only assign facts to frequency buckets, so that both variants are bucketed alike.
-    ``norm`` is L for the injected vectors (default: the table's own).  ``uhn_path`` (written by
-    :func:`pelt.eval.uhn.build_uhn`) adds the LAMA-UHN scores, on the facts it keeps, beside the LAMA ones.
-    An uncased model is probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`, :func:`common_words`
-    with ``common_vocab_lowercased``).  ``missing``: what a subject resolved to an entity without a vector
-    becomes (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
+    The variant is ``pelt`` (inject table vectors) or ``baseline`` (plain prompts); it defaults to
+    ``pelt`` when a table is given. The controls (:func:`pelt.eval.controls.write_control_table`)
+    inject the control table they are given, as ``pelt`` does. A baseline may still be given the
+    table and task entities: they then only assign facts to frequency buckets, so that both
+    variants are bucketed alike. ``tables.norm`` is L for the injected vectors (default: the
+    table's own). With ``files.uhn`` the LAMA-UHN scores, on the facts it keeps, stand beside the
+    LAMA ones. An uncased model is probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`,
+    :func:`common_words`). ``settings.missing``: what a subject resolved to an entity without a
+    vector becomes (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
     """
-    variant = resolve_variant(variant, table_path, task_entities_path, "run_lama", ("pelt", *CONTROLS))
-    probe = _prepare(
-        model_name_or_path,
-        facts,
-        relations_path,
-        common_vocab_path,
-        table_path,
-        task_entities_path,
-        uhn_path,
-        common_vocab_lowercased,
-        missing,
-    )
+    variant = resolve_variant(tables.variant, tables.table, tables.task_entities, "run_lama", ("pelt", *CONTROLS))
+    probe = _prepare(model_name_or_path, files, tables, settings.missing)
     if variant != "baseline":
         probe.table.check_model(probe.model)
-    result = _score(probe, variant, norm, batch_size, max_length, predictions_out)
+    result = _score(probe, variant, tables.norm, settings.batch_size, settings.max_length, predictions_out)
     result["model_training"] = _training_summary(model_name_or_path)
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
@@ -494,18 +481,12 @@ def _bucket_p_at_1(result: dict) -> dict[str, float | None]:
 
 def sweep_norm(
     model_name_or_path: str,
-    facts: list[str],
-    relations_path: str,
-    common_vocab_path: str,
+    files: LamaFiles,
     out_json: str,
     *,
-    table_path: str,
-    task_entities_path: str,
+    tables: TableInputs,
     norms: Iterable[float] = range(1, 11),
-    common_vocab_lowercased: str | None = None,
-    missing: str = "plain",
-    batch_size: int = 32,
-    max_length: int = 128,
+    settings: LamaSettings = LamaSettings(),
 ) -> dict:
     """LAMA P@1 of the pelt variant for each L in ``norms`` (paper: 1..10), and the chosen L; writes ``out_json``.
 
@@ -518,18 +499,9 @@ def sweep_norm(
     norms = [float(n) for n in norms]
     if not norms or any(n <= 0 for n in norms):
         raise ValueError(f"sweep_norm: norms must be positive, got {norms}")
-    probe = _prepare(
-        model_name_or_path,
-        facts,
-        relations_path,
-        common_vocab_path,
-        table_path,
-        task_entities_path,
-        None,
-        common_vocab_lowercased,
-        missing,
-    )
+    probe = _prepare(model_name_or_path, replace(files, uhn=None), tables, settings.missing)
     probe.table.check_model(probe.model)
+    batch_size, max_length = settings.batch_size, settings.max_length
     baseline = _score(probe, "baseline", None, batch_size, max_length, None)
     per_norm = []
     for norm in progress(norms, "LAMA norm sweep", unit="norms"):
@@ -548,7 +520,7 @@ def sweep_norm(
     sweep = {
         "task": "lama_norm_sweep",
         "model": model_name_or_path,
-        "table": table_path,
+        "table": tables.table,
         "table_norm": probe.table.norm,
         "baseline": {
             "macro_p_at_1": baseline["macro_p_at_1"],

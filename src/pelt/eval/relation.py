@@ -47,6 +47,7 @@ from transformers import (
 
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.controls import CONTROLS
+from pelt.eval.settings import EncoderSettings, TableInputs
 from pelt.eval.variants import resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
@@ -87,7 +88,7 @@ MARKERS = {
     "punct": Markers(("@", "@"), ("#", "#")),
     "tokens": Markers(("[unused0]", "[unused1]"), ("[unused2]", "[unused3]"), new_tokens=True),
 }
-DEFAULT_MARKERS = "punct"
+DEFAULT_MARKERS = EncoderSettings().markers
 
 
 def markers_named(name: str) -> Markers:
@@ -347,57 +348,46 @@ def add_marker_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
 
 def load_encoder(
     model_name_or_path: str,
-    *,
-    variant: str | None,
-    table_path: str | None,
-    task_entities_path: str | None,
-    norm: float | None,
-    markers: Markers,
-    max_length: int,
-    device: str,
+    tables: TableInputs,
+    settings: EncoderSettings,
     what: str,
-    missing: str = "plain",
-    train_table_path: str | None = None,
-    precision: str = "auto",
-    read_at: str = "markers",
 ) -> RelationEncoder:
     """The encoder of a fine-tuning run, its variant checked as LAMA's: ``baseline`` holds no
     table (one may be given, for the heads' frequencies), ``pelt`` and the controls
     (:mod:`pelt.eval.controls`) inject the table they are given.
 
-    With ``train_table_path`` (FewRel 2.0: training and validation resolve against the Wikipedia
+    With ``tables.train_table`` (FewRel 2.0: training and validation resolve against the Wikipedia
     table, the test against the biomedical one, as the authors' loader) the encoder holds both
     tables as ``{"train": ..., "test": ...}`` and entity ids name theirs (``train:<id>``,
-    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32; ``precision`` says whether
+    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32; the precision says whether
     the forward runs under bf16 autocast (:func:`pelt.models.resolve_autocast`: ``auto`` where bf16 is
     native, on a GPU or a CPU with AVX-512 BF16).
     """
-    variant = resolve_variant(variant, table_path, task_entities_path, what, injecting=("pelt", *CONTROLS))
-    model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision="fp32")
-    autocast = resolve_autocast(precision, model.device)
+    variant = resolve_variant(tables.variant, tables.table, tables.task_entities, what, injecting=("pelt", *CONTROLS))
+    model, tokenizer = load_masked_lm(model_name_or_path, device=settings.device, precision="fp32")
+    autocast = resolve_autocast(settings.precision, model.device)
     attention_for_training(model, autocast)
     table: EntityTable | dict[str, EntityTable] | None = None
+    norm = None
     if variant != "baseline":
-        table = EntityTable.open(table_path)
+        table = EntityTable.open(tables.table)
         table.check_model(model)
-        norm = table.norm if norm is None else float(norm)
-        if train_table_path is not None:
-            train_table = EntityTable.open(train_table_path)
+        norm = table.norm if tables.norm is None else float(tables.norm)
+        if tables.train_table is not None:
+            train_table = EntityTable.open(tables.train_table)
             train_table.check_model(model)
             table = {"train": train_table, "test": table}
-    else:
-        norm = None
     return RelationEncoder(
         model,
         tokenizer,
         table,
         norm=norm,
-        markers=markers,
-        max_length=max_length,
+        markers=markers_named(settings.markers),
+        max_length=settings.max_length,
         autocast=autocast,
-        missing=missing,
+        missing=settings.missing,
         variant=variant,
-        read_at=read_at,
+        read_at=settings.read_at,
     )
 
 

@@ -21,7 +21,8 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,6 @@ import torch
 import torch.nn.functional as F
 
 from pelt.eval.relation import (
-    DEFAULT_MARKERS,
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
@@ -38,12 +38,12 @@ from pelt.eval.relation import (
     entity_counts,
     head_groups,
     load_encoder,
-    markers_named,
     resolve_instances,
     same_file,
     seed_everything,
     snapshot,
 )
+from pelt.eval.settings import TableInputs, Wiki80Settings, as_record
 from pelt.logs import progress
 from pelt.tasks import Instance, read_wiki80
 
@@ -113,105 +113,54 @@ def accuracy(
     return sum(p == g for p, g in zip(predicted, labels.tolist())) / len(predicted)
 
 
+@dataclass(frozen=True)
+class Wiki80Files:
+    """A Wiki80 run's data: it trains on ``train`` and is scored on ``eval``, with the epoch best on
+    ``select_on`` (the paper's protocol: select on dev, test on test), else the last epoch."""
+
+    train: str
+    eval: str
+    label2id: str
+    select_on: str | None = None
+
+
 def run_wiki80(
     model_name_or_path: str,
-    train: str,
-    eval_file: str,
-    label2id: str,
+    files: Wiki80Files,
     out_json: str,
     *,
+    tables: TableInputs,
+    settings: Wiki80Settings,
     seed: int,
-    variant: str,
-    table_path: str | None,
-    task_entities_path: str | None,
-    norm: float | None,
-    epochs: int = 5,
-    batch_size: int = 32,
-    lr: float = 3e-5,
-    max_length: int = 128,
-    warmup: float = 0.1,
     setting: str | None = None,
-    select_on: str | None = None,
-    weight_decay: float = 0.0,
-    dropout: float = 0.1,
-    eval_batch_size: int = 64,
-    markers: str = DEFAULT_MARKERS,
-    read_at: str = "markers",
-    missing: str = "plain",
-    device: str = "auto",
-    precision: str = "auto",
 ) -> dict:
-    """Fine-tune a marker classifier on ``train``, report accuracy on ``eval_file``; write and return the result.
+    """Fine-tune a marker classifier on the training file, score it on the evaluated one; write and return the result.
 
     ``setting`` names the training size in the result (default: from the file name, see
-    :func:`setting_of`); ``norm`` is L (default: the table's).
+    :func:`setting_of`).
     """
-    if epochs < 1 or batch_size < 1:
-        raise ValueError("run_wiki80: epochs and batch_size must be positive")
-    if select_on is not None and same_file(select_on, eval_file):
+    if files.select_on is not None and same_file(files.select_on, files.eval):
         raise ValueError("run_wiki80: select_on is the evaluation file; model selection would see the test data")
     seed_everything(seed)
-    labels = read_labels(label2id)
-    data = {"train": read_wiki80(train), "eval": read_wiki80(eval_file)}
-    paths = {"train": train, "eval": eval_file}
-    if select_on is not None:
-        data["select"], paths["select"] = read_wiki80(select_on), select_on
+    labels = read_labels(files.label2id)
+    paths = {"train": files.train, "eval": files.eval, **({"select": files.select_on} if files.select_on else {})}
+    data = {name: read_wiki80(path) for name, path in paths.items()}
     if not data["train"] or not data["eval"]:
-        raise ValueError(f"run_wiki80: no usable instance in {train if not data['train'] else eval_file}")
-    encoder = load_encoder(
-        model_name_or_path,
-        variant=variant,
-        table_path=table_path,
-        task_entities_path=task_entities_path,
-        norm=norm,
-        markers=markers_named(markers),
-        read_at=read_at,
-        max_length=max_length,
-        device=device,
-        what="run_wiki80",
-        missing=missing,
-        precision=precision,
-    )
+        raise ValueError(f"run_wiki80: no usable instance in {paths['train'] if not data['train'] else paths['eval']}")
+    encoder = load_encoder(model_name_or_path, tables, settings.encoder, "run_wiki80")
     torch.manual_seed(seed)  # the classifier's initialisation does not depend on how the model was loaded
-    classifier = MarkerClassifier(encoder, len(labels), dropout)
+    classifier = MarkerClassifier(encoder, len(labels), settings.dropout)
     marked, gold, counts = {}, {}, {}
     for name, instances in data.items():
-        entity_ids = resolve_instances(instances, task_entities_path)
+        entity_ids = resolve_instances(instances, tables.task_entities)
         marked[name] = encoder.mark(instances, entity_ids)
         gold[name] = _labels(instances, labels, paths[name])
-        counts[name] = entity_counts(entity_ids, encoder.table, task_entities_path is not None)
+        counts[name] = entity_counts(entity_ids, encoder.table, tables.task_entities is not None)
     # every variant, the baseline too, is split by the evaluated heads' frequency
-    groups = head_groups(resolve_instances(data["eval"], task_entities_path), table_path)
-
-    n_batches = math.ceil(len(marked["train"]) / batch_size)
-    optimizer, schedule = adamw_with_warmup(classifier, lr, weight_decay, epochs * n_batches, warmup)
-    rng = np.random.default_rng(seed)
-    selection: list[dict] = []
-    best: tuple[float, int, dict] | None = None
-    classifier.train()
-    for epoch in progress(range(1, epochs + 1), "Wiki80 epochs", unit="epochs"):
-        order = rng.permutation(len(marked["train"]))
-        losses = []
-        for lo in range(0, len(order), batch_size):
-            picked = order[lo : lo + batch_size]
-            logits = classifier([marked["train"][i] for i in picked])
-            loss = F.cross_entropy(logits, gold["train"][picked].to(logits.device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(classifier.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-        logger.info("Wiki80 epoch %d: training loss %.4f", epoch, np.mean(losses))
-        if select_on is not None:
-            acc = accuracy(classifier, marked["select"], gold["select"], eval_batch_size)
-            selection.append({"epoch": epoch, "accuracy": acc, "train_loss": float(np.mean(losses))})
-            if best is None or acc > best[0]:
-                best = (acc, epoch, snapshot(classifier))
-    if best is not None:
-        classifier.load_state_dict(best[2])
+    groups = head_groups(resolve_instances(data["eval"], tables.task_entities), tables.table)
+    selection = _fit(classifier, marked, gold, settings, seed)
     encoder.pop_stats()  # training's counts; the result reports the evaluation set's
-    predicted = predictions(classifier, marked["eval"], eval_batch_size)
+    predicted = predictions(classifier, marked["eval"], settings.eval_batch_size)
     correct = [p == g for p, g in zip(predicted, gold["eval"].tolist())]
     relation_of = {index: name for name, index in labels.items()}
     counts["eval"].update(encoder.pop_stats())
@@ -220,7 +169,7 @@ def run_wiki80(
         "model": model_name_or_path,
         "variant": encoder.variant,
         "seed": seed,
-        "setting": setting or setting_of(train),
+        "setting": setting or setting_of(files.train),
         "accuracy": sum(correct) / len(correct),
         "by_head": accuracy_by_head(correct, groups),
         "by_relation": accuracy_by_relation(
@@ -229,27 +178,13 @@ def run_wiki80(
         "n": len(marked["eval"]),
         "classes": len(labels),
         "norm": encoder.norm,
-        "table": table_path if encoder.table is not None else None,
-        "train_file": train,
-        "eval_file": eval_file,
+        "table": tables.table if encoder.table is not None else None,
+        "train_file": files.train,
+        "eval_file": files.eval,
         "train_instances": len(marked["train"]),
-        "selection": {"file": select_on, "history": selection, "best_epoch": best[1]} if best else None,
+        "selection": selection and dict(selection, file=files.select_on),
         "entities": counts,
-        "hyperparameters": {
-            "epochs": epochs,
-            "batch_size": batch_size,
-            "lr": lr,
-            "warmup": warmup,
-            "weight_decay": weight_decay,
-            "dropout": dropout,
-            "max_length": max_length,
-            "markers": markers,
-            "read_at": read_at,
-            "missing": missing,
-            "optimizer": "AdamW",
-            "max_grad_norm": 1.0,
-            "precision": encoder.precision,
-        },
+        "hyperparameters": as_record(settings, precision=encoder.precision),
     }
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)
@@ -262,3 +197,46 @@ def run_wiki80(
         result["n"],
     )
     return result
+
+
+def _fit(
+    classifier: MarkerClassifier,
+    marked: Mapping[str, list[MarkedText]],
+    gold: Mapping[str, torch.Tensor],
+    settings: Wiki80Settings,
+    seed: int,
+) -> dict | None:
+    """Train for the epochs; with a selection set, keep the weights of the epoch best on it (ties:
+    the earlier) and return its history, else None (the last epoch is scored)."""
+    batch_size = settings.batch_size
+    n_batches = math.ceil(len(marked["train"]) / batch_size)
+    optimizer, schedule = adamw_with_warmup(
+        classifier, settings.lr, settings.weight_decay, settings.epochs * n_batches, settings.warmup
+    )
+    rng = np.random.default_rng(seed)
+    history: list[dict] = []
+    best: tuple[float, int, dict] | None = None
+    classifier.train()
+    for epoch in progress(range(1, settings.epochs + 1), "Wiki80 epochs", unit="epochs"):
+        order = rng.permutation(len(marked["train"]))
+        losses = []
+        for lo in range(0, len(order), batch_size):
+            picked = order[lo : lo + batch_size]
+            logits = classifier([marked["train"][i] for i in picked])
+            loss = F.cross_entropy(logits, gold["train"][picked].to(logits.device))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(classifier.parameters(), settings.max_grad_norm)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            losses.append(loss.item())
+        logger.info("Wiki80 epoch %d: training loss %.4f", epoch, np.mean(losses))
+        if "select" in marked:
+            acc = accuracy(classifier, marked["select"], gold["select"], settings.eval_batch_size)
+            history.append({"epoch": epoch, "accuracy": acc, "train_loss": float(np.mean(losses))})
+            if best is None or acc > best[0]:
+                best = (acc, epoch, snapshot(classifier))
+    if best is None:
+        return None
+    classifier.load_state_dict(best[2])
+    return {"history": history, "best_epoch": best[1]}
