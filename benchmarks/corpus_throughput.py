@@ -10,7 +10,7 @@ whole sample, ``--repeats`` times (median):
   without a name filter; ``tokenize`` alone is reported beside it);
 * ``names``: candidate names through the Bloom filter of the sample's aliases on the tokens that
   ``segment`` made, exact filter, longest match (``candidate_names`` + ``longest_names``: the rest
-  of ``segment_document`` with a filter, and what ``_find_names`` runs per row);
+  of ``segment_document`` with a filter, and what ``find_names`` runs per row);
 * ``heuristic``: Algorithm 1 per document (``heuristic_links``) on its seeds, candidates and
   restricted adjacency (prepared untimed here; in Spark that preparation is joins).
 
@@ -47,17 +47,13 @@ from pelt.corpus.documents import expand_paths
 from pelt.corpus.dump import iter_dump_pages
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.corpus.wikitext import wikitext_to_plain
-from pelt.linking.link import (
-    document_anchors,
-    heuristic_links,
-    link_wikipedia,
-    longest_names,
-    resolve_titles,
-    segment_document,
-    valid_anchors,
-)
+from pelt.linking.candidates import longest_names
+from pelt.linking.heuristic import heuristic_links
+from pelt.linking.link import link_wikipedia
 from pelt.linking.names import BloomFilter, candidate_names, name_filter, name_key
+from pelt.linking.segmentation import document_anchors, segment_document, valid_anchors
 from pelt.linking.sentences import Tokens, nlp, sentence_spans, tokenize
+from pelt.linking.titles import resolve_titles
 from pelt.spark import get_spark
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,7 +107,7 @@ def find_names(
     bloom: BloomFilter,
     names: set[str],
 ) -> list[list[dict]]:
-    """Per document, the name work of ``segment_document`` + ``_find_names`` on what ``segment``
+    """Per document, the name work of ``segment_document`` + ``find_names`` on what ``segment``
     made (tokens, sentences, anchor spans): candidates, made exact, the longest kept."""
     out = []
     for row, doc_tokens, doc_spans, blocked in zip(rows, tokens, spans, anchors, strict=True):

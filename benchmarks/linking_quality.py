@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from pelt.corpus.s2orc import build_s2orc_corpus
 from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.linking.candidates import NO_PRUNING, Pruning
 from pelt.linking.evaluation import (
     Mention,
     alias_coverage,
@@ -40,7 +41,7 @@ from pelt.linking.evaluation import (
     most_frequent_entity,
     score_mentions,
 )
-from pelt.linking.link import NO_PRUNING, Pruning, link_by_string, link_wikipedia
+from pelt.linking.link import link_by_string, link_wikipedia
 from pelt.spark import get_spark
 from pelt.tasks import read_fewrel
 

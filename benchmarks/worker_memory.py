@@ -46,7 +46,7 @@ import pyarrow as pa
 import pelt.linking.sentences as sentences
 from pelt.corpus.dump import iter_dump_pages
 from pelt.corpus.wikitext import wikitext_to_plain
-from pelt.linking.link import segment_document
+from pelt.linking.segmentation import segment_document
 from pelt.spark import ARROW_BATCH_ROWS, map_slices
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,27 +13,13 @@ import spacy
 from spacy.matcher import PhraseMatcher
 from spacy.util import filter_spans
 
-import pelt.linking.link as link
+import pelt.linking.heuristic
 from pelt.corpus.wikipedia import build_wikipedia_corpus
-from pelt.linking.link import (
-    MENTION_COLUMNS,
-    LinkGraph,
-    Pruning,
-    _link_probabilities,
-    _name_entities,
-    _reachable_candidates,
-    _segment_documents,
-    heuristic_links,
-    link_by_string,
-    link_wikipedia,
-    longest_names,
-    ner_pipeline,
-    normalize_alias,
-    reachable_candidates,
-    segment_document,
-    valid_anchors,
-)
+from pelt.linking.candidates import Pruning, link_probabilities, longest_names, score_name_entities
+from pelt.linking.heuristic import LinkGraph, _reachable_candidates, heuristic_links, reachable_candidates
+from pelt.linking.link import MENTION_COLUMNS, link_by_string, link_wikipedia
 from pelt.linking.names import BloomFilter, name_filter, name_key
+from pelt.linking.segmentation import ner_pipeline, normalize_alias, segment_document, segment_documents, valid_anchors
 from pelt.linking.sentences import nlp, paragraphs, sentence_spans, tokenize
 from pelt.spark import SHUFFLE_PARTITIONS, fit_partitions, input_bytes
 
@@ -226,7 +212,7 @@ def relink(spark, root, run: str, **options) -> dict[str, int]:
 def test_the_spark_search_links_as_the_broadcast_graphs(spark, linked, monkeypatch):
     """A graph too big to broadcast is searched in Spark: same mentions, same counts."""
     counts, mentions, _, root = linked
-    monkeypatch.setattr(link, "SMALL_GRAPH_ROWS", 0)
+    monkeypatch.setattr(pelt.linking.heuristic, "SMALL_GRAPH_ROWS", 0)
     assert relink(spark, root, "-spark") == counts
     rows = sorted(map(tuple, spark.read.parquet(str(root / "mentions-spark")).collect()))
     assert rows == sorted(map(tuple, mentions.collect()))
@@ -288,7 +274,7 @@ def test_entity_prior_cap_and_stop_words(spark):
         ("Springfield", "Springfield (MA)", 4),
         ("Springfield", "Springfield (MO)", 3),  # third most frequent: over a cap of 2
     ]
-    scored, counts = _name_entities(
+    scored, counts = score_name_entities(
         spark.createDataFrame(alias_names, "alias string, name string"),
         spark.createDataFrame(aliases, "alias string, entity_id string, count long"),
         Pruning(max_entities_per_name=2),
@@ -320,7 +306,7 @@ def test_link_probability_counts_documents_not_occurrences(spark):
     )
     anchor_names = spark.createDataFrame([("d1", "Paris"), ("d4", "Paris")], "doc_id string, name string")
     name_counts = spark.createDataFrame([("Paris", 2), ("Dijon", 5)], "name string, name_count long")
-    probs = {r["name"]: r["link_prob"] for r in _link_probabilities(exact, anchor_names, name_counts).collect()}
+    probs = {r["name"]: r["link_prob"] for r in link_probabilities(exact, anchor_names, name_counts).collect()}
     assert probs == {"Paris": pytest.approx(2 / 4), "Dijon": 1.0}  # 2 anchors in 4 documents; at most 1
 
 
@@ -346,7 +332,7 @@ def test_partitions_follow_the_input_unless_set(spark, tmp_path, monkeypatch):
     assert input_bytes([str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "absent")]) == 1024
     # One input partition holding every document is spread over the partitions asked for.
     one_file = spark.createDataFrame(documents_rows(), DOCUMENTS_DDL).coalesce(1)
-    segments, _ = _segment_documents(one_file, 3)
+    segments, _ = segment_documents(one_file, 3)
     assert segments.rdd.getNumPartitions() == 3
     segments.unpersist()
 

@@ -5,7 +5,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.linking.link import Pruning, link_wikipedia
+from pelt.linking.candidates import Pruning
+from pelt.linking.link import link_wikipedia
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 

@@ -20,7 +20,8 @@ from pyspark.sql import functions as F
 
 from pelt.corpus.documents import read_pages
 from pelt.corpus.wikitext import normalize_title
-from pelt.linking.link import normalize_alias, resolve_titles
+from pelt.linking.segmentation import normalize_alias
+from pelt.linking.titles import resolve_titles
 from pelt.task_entities import write_task_entities
 
 log = logging.getLogger(__name__)

@@ -81,7 +81,7 @@ def most_frequent_entity(aliases: Iterable[tuple[str, str, int]]) -> dict[str, l
     """The "link every alias" baseline's names: entity -> the aliases for which it is the most
     frequent entity (by anchor count; ties to the smallest entity id).
 
-    Aliases are grouped by their matching key (:func:`pelt.linking.link.name_key`), as the linker
+    Aliases are grouped by their matching key (:func:`pelt.linking.names.name_key`), as the linker
     matches them, so every key goes to exactly one entity and ``link_by_string`` (which skips
     names of two entities) links every occurrence of every alias.
     """

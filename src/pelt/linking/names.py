@@ -14,7 +14,7 @@ millions of aliases of enwiki, most of an hour and tens of GB per worker. Instea
   the filter says they are a prefix of some name, so the work per token is a few vectorised probes
   whatever the number of aliases. Whole-name hits are candidates; an exact join against the
   aliases then removes the filter's false positives (~1 %), and the longest match per span is kept
-  (:func:`pelt.linking.link.longest_names`): the PhraseMatcher's result (a test checks it).
+  (:func:`pelt.linking.candidates.longest_names`): the PhraseMatcher's result (a test checks it).
 """
 
 from __future__ import annotations
