@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from pelt.table import EntityTable, sidecar_path, write_table
+from pelt.table import EntityTable, write_table
+from pelt.table.format import sidecar_path
 
 RSS_FIELDS = ("VmRSS", "RssAnon", "RssFile")
 

@@ -25,8 +25,8 @@ from pelt.corpus.documents import (
 from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
 from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
-from pelt.eval.report import input_quality_rows
 from pelt.logs import write_counts
+from pelt.report.pipeline import input_quality_rows
 
 SAMPLE = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 # Titles of the sample's pages that carry a disambiguation template (checked by hand in the dump).

@@ -8,9 +8,10 @@ import re
 from html import unescape
 from pathlib import Path
 
-from pelt.eval.flags import chance_flags, chance_level, lama_flags, norm_sweep_flags
-from pelt.eval.html import markdown_html
-from pelt.eval.summary import write_fewrel_summary, write_norm_sweep_summary
+from pelt.report.finetuning_summary import write_fewrel_summary
+from pelt.report.flags import chance_flags, chance_level, lama_flags, norm_sweep_flags
+from pelt.report.html import markdown_html
+from pelt.report.lama_summary import write_norm_sweep_summary
 
 
 def html_rows(html: str) -> list[list[str]]:

@@ -103,7 +103,7 @@ def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
 
 
 def test_every_kind_names_a_reader_and_the_papers_benchmarks():
-    from pelt.eval.summary import PAPER_RESULTS
+    from pelt.report.paper import PAPER_RESULTS
 
     assert sorted(b for kind in registry.KINDS.values() for b in kind.benchmarks) == sorted(PAPER_RESULTS)
     assert set(registry.FEWREL_BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)

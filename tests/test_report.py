@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from test_flags import html_rows
 
-from pelt.eval.figures import (
+from pelt.logs import write_counts
+from pelt.report.figures import (
     plot_coverage,
     plot_finetuning,
     plot_frequencies,
@@ -24,9 +25,9 @@ from pelt.eval.figures import (
     plot_norm_sweep,
     plot_stage_times,
 )
-from pelt.eval.report import stage_times, write_coverage, write_headline, write_input_quality
-from pelt.eval.summary import write_wiki80_summary
-from pelt.logs import write_counts
+from pelt.report.finetuning_summary import write_wiki80_summary
+from pelt.report.headline import write_headline
+from pelt.report.pipeline import stage_times, write_coverage, write_input_quality
 from pelt.table import write_table
 from pelt.task_entities import TASK_ENTITIES_SCHEMA
 

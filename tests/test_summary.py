@@ -10,15 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pelt.eval.summary import (
-    PAPER_NORMS,
-    PAPER_RESULTS,
-    paper_model,
-    write_fewrel_summary,
-    write_lama_summary,
-    write_norm_sweep_summary,
-    write_wiki80_summary,
-)
+from pelt.report.finetuning_summary import write_fewrel_summary, write_wiki80_summary
+from pelt.report.lama_summary import write_lama_summary, write_norm_sweep_summary
+from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model
 
 
 def _result(

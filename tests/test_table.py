@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import pelt.table
+import pelt.table.format
 from pelt.models import load_masked_lm
-from pelt.table import EntityTable, merge_tables, sidecar_path, write_table
+from pelt.table import EntityTable, merge_tables, write_table
+from pelt.table.format import sidecar_path
 
 H = 8
 META = {
@@ -71,7 +72,7 @@ def test_lookup_contains_len_metadata(table_path, sums):
 
 
 def test_lookup_reads_the_sidecar_across_record_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr(pelt.table, "_CHUNK_ROWS", 3)  # several batches and row groups
+    monkeypatch.setattr(pelt.table.format, "CHUNK_ROWS", 3)  # several batches and row groups
     ids = [f"E{i:03d}" for i in range(10)][::-1]
     vectors = np.arange(10 * H, dtype=np.float32).reshape(10, H) + 1
     write_table(tmp_path / "t.parquet", ids, vectors, range(10), range(10), META)
@@ -90,8 +91,8 @@ def test_sidecar_is_rebuilt_when_missing_or_stale(table_path, tmp_path, sums, mo
     shutil.copy(tmp_path / "new" / "table.parquet", table_path)
     assert list(EntityTable.open(table_path).ids()) == ["Paris"]
     # a directory where no sidecar can be written: one in the temp dir is used
-    monkeypatch.setattr(pelt.table, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
-    monkeypatch.setattr(pelt.table.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setattr(pelt.table.format, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
+    monkeypatch.setattr(pelt.table.format.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     table = EntityTable.open(table_path)
     assert list(table.ids()) == ["Paris"] and len(os.listdir(tmp_path / "tmp" / "pelt-tables")) == 1
 

@@ -5,7 +5,7 @@ The runtime API, what a user of a built table needs::
     from pelt import EntityTable, inject, load_masked_lm, forward_mlm
 
 Building a table is the workflow's business: one package per stage, in data-flow order,
-``corpus`` -> ``linking`` -> ``sampling`` -> ``encoding`` -> ``table`` -> ``inject`` -> ``eval``.
+``corpus`` -> ``linking`` -> ``sampling`` -> ``encoding`` -> ``table`` -> ``inject`` -> ``eval`` -> ``report``.
 The names above are imported on first use, so that Spark jobs, which import ``pelt.corpus`` and
 ``pelt.linking`` in an environment without torch, never load it.
 """

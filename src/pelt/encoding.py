@@ -43,7 +43,8 @@ from pelt.models import (
     tokenize_with_offsets,
 )
 from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
-from pelt.table import EntityTable, sidecar_path, write_table
+from pelt.table import EntityTable, write_table
+from pelt.table.format import sidecar_path
 
 logger = logging.getLogger(__name__)
 

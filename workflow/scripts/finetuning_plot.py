@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.figures import plot_finetuning
+from pelt.report.figures import plot_finetuning
 
 plot_finetuning(snakemake.input[0], snakemake.output[0])

@@ -5,7 +5,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.summary import write_fewrel_summary, write_wiki80_summary
+from pelt.report.finetuning_summary import write_fewrel_summary, write_wiki80_summary
 
 write = {"fewrel": write_fewrel_summary, "wiki80": write_wiki80_summary}[snakemake.wildcards.summary]
 write(list(snakemake.input), snakemake.output.csv, snakemake.output.md, snakemake.output.html)

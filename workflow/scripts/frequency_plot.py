@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.figures import plot_frequencies
+from pelt.report.figures import plot_frequencies
 
 plot_frequencies(dict(zip(snakemake.params.domains, snakemake.input)), snakemake.output[0])

@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.report import write_headline
+from pelt.report.headline import write_headline
 
 write_headline(
     snakemake.input.lama, snakemake.input.sweeps, snakemake.input.fewrel, snakemake.input.wiki80, snakemake.output[0]

@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.figures import plot_lama_buckets
+from pelt.report.figures import plot_lama_buckets
 
 plot_lama_buckets(list(snakemake.input), snakemake.output[0])

@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.figures import plot_norm_sweep
+from pelt.report.figures import plot_norm_sweep
 
 plot_norm_sweep(list(snakemake.input), snakemake.output[0])

@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.summary import write_norm_sweep_summary
+from pelt.report.lama_summary import write_norm_sweep_summary
 
 write_norm_sweep_summary(list(snakemake.input), snakemake.output.csv, snakemake.output.md, snakemake.output.html)

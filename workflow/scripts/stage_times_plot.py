@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.figures import plot_stage_times
+from pelt.report.figures import plot_stage_times
 
 plot_stage_times(snakemake.params.logs, snakemake.output[0])

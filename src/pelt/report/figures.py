@@ -21,9 +21,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from pelt.eval.flags import chance_level  # noqa: E402
-from pelt.eval.report import stage_times  # noqa: E402
-from pelt.eval.summary import BENCHMARK_NAMES, PAPER_NORMS, PAPER_RESULTS, fact_p_at_1, paper_model  # noqa: E402
+from pelt.report.finetuning_summary import BENCHMARK_NAMES  # noqa: E402
+from pelt.report.flags import chance_level  # noqa: E402
+from pelt.report.lama_summary import fact_p_at_1  # noqa: E402
+from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model  # noqa: E402
+from pelt.report.pipeline import stage_times  # noqa: E402
 
 logger = logging.getLogger(__name__)
 matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "pelt"})
@@ -172,7 +174,7 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
 def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
     """FewRel or Wiki80 accuracy (%) per setting, baseline and pelt bars per model with the standard
     deviation over seeds as error bars, the paper's mean ± std as black markers and chance as a red tick.
-    Reads the summary CSV (:func:`pelt.eval.summary.write_fewrel_summary` or ``write_wiki80_summary``)."""
+    Reads the summary CSV (:func:`pelt.report.finetuning_summary.write_fewrel_summary` or ``write_wiki80_summary``)."""
     with open(summary_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
@@ -300,7 +302,7 @@ def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg:
 
 def plot_stage_times(logs_dir: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
     """Wall time per stage, summed over its jobs, longest first, from the job logs under ``logs_dir``
-    (:func:`pelt.eval.report.stage_times`: Snakemake's ``benchmark:`` files would need a directive on
+    (:func:`pelt.report.pipeline.stage_times`: Snakemake's ``benchmark:`` files would need a directive on
     every rule and be missing from runs made before; every job already writes a timestamped log)."""
     times = stage_times(logs_dir)
     stages = sorted(times, key=lambda s: times[s][0])

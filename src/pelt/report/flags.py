@@ -85,7 +85,7 @@ def chance_level(benchmark: str, setting: str, classes: int | None) -> float | N
 
 
 def chance_flags(rows: Sequence[dict], benchmark_names: dict[str, str]) -> list[str]:
-    """Flags for fine-tuning rows (:func:`pelt.eval.summary.aggregate_seeds`) whose mean accuracy is
+    """Flags for fine-tuning rows (:func:`pelt.report.finetuning_summary.aggregate_seeds`) whose mean accuracy is
     within :data:`CHANCE_SE` binomial standard errors of chance on their ``n`` test items."""
     flags = []
     for r in rows:

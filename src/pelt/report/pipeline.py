@@ -1,6 +1,6 @@
-"""Tables for ``snakemake --report`` beyond the summaries: the landing page's headline numbers, how
-many task entities the corpus covers, what each stage read and skipped (input quality), and how long
-each stage took. The figures are in :mod:`pelt.eval.figures`.
+"""The report's tables on the run itself rather than its results: how many task entities the corpus
+covers, what each stage read and skipped (input quality), and how long each stage took. The figures
+are in :mod:`pelt.report.figures`.
 """
 
 from __future__ import annotations
@@ -17,21 +17,7 @@ from html import escape
 
 import pyarrow.parquet as pq
 
-from pelt.eval.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_flags, lama_flags, norm_sweep_flags
-from pelt.eval.html import flag_lines, markdown_html, write_page
-from pelt.eval.summary import (
-    BENCHMARK_NAMES,
-    LAMA_COLUMNS,
-    MACRO_OURS,
-    MACRO_PAPER,
-    PAPER_CITATION,
-    PER_FACT,
-    aggregate_seeds,
-    fact_p_at_1,
-    mean_std,
-    paper_result,
-    percent,
-)
+from pelt.report.html import markdown_html, write_page
 from pelt.table import EntityTable
 
 logger = logging.getLogger(__name__)
@@ -158,123 +144,6 @@ def write_input_quality(
         where = " ".join(filter(None, (row["domain"], row["stage"], row["source"])))
         logger.warning("input quality: %s: %s = %d", where, row["count"], row["value"])
     return rows
-
-
-# The two variants the landing page compares: without and with the table.
-VARIANTS = ("baseline", "pelt")
-# One sentence per comparison on the landing page: what the difference between the two variants means.
-MEANINGS = {
-    "LAMA": "LAMA (Google-RE, T-REx): cloze facts answered with no training, without and with the subject's "
-    "vector; the difference is the factual knowledge the table adds to the frozen model.",
-    "LAMA-UHN": "LAMA-UHN: the same on the facts left once those guessable from the subject's name are removed; "
-    "a gain there is knowledge the name does not give away.",
-    "LAMA rare": "T-REx [0,10): facts whose subject has fewer than 10 mentions in the corpus, where the paper finds "
-    "the table helps most (its Table 5, P@1 per fact as the authors' code counts it; the mean over the bucket's "
-    "relations is ours, beside it).",
-    "FewRel": "FewRel: N-way K-shot relation classification after fine-tuning with the table frozen; the difference "
-    "is what entity knowledge adds when a relation is learnt from a few examples.",
-    "Wiki80": "Wiki80: relation classification fine-tuned on 1 %, 10 % or 100 % of the training data; the "
-    "difference shows whether the table still helps as supervision grows.",
-}
-
-
-def write_headline(
-    lama_jsons: Sequence[str | os.PathLike[str]],
-    sweep_jsons: Sequence[str | os.PathLike[str]],
-    fewrel_jsons: Sequence[str | os.PathLike[str]],
-    wiki80_jsons: Sequence[str | os.PathLike[str]],
-    out_html: str | os.PathLike[str],
-) -> list[str]:
-    """The report's landing page: per model, each benchmark's number without and with the table, the
-    difference, the paper's same three numbers where it reports the model, a sentence on what each
-    comparison means, and every flag of the results (returned too)."""
-    lama = [r for r in _read_jsons(lama_jsons) if r["variant"] in ("baseline", "pelt")]
-    finetuning = [*_read_jsons(fewrel_jsons), *_read_jsons(wiki80_jsons)]
-    seed_rows = aggregate_seeds(finetuning, lambda r: r.get("dataset", r["task"]))
-    flags = lama_flags(lama) + norm_sweep_flags(_read_jsons(sweep_jsons)) + chance_flags(seed_rows, BENCHMARK_NAMES)
-    models = sorted({str(r["model"]) for r in lama} | {str(r["model"]) for r in finetuning})
-    lines = [
-        "Each benchmark without (`baseline`) and with (`pelt`) the entity table, in %; Δ = pelt - baseline in "
-        f"points. Fine-tuning: mean ± std over seeds. The {PAPER_CITATION}'s numbers where it reports the model.",
-    ]
-    used = []
-    for model in models:
-        rows = []
-        for r_kind, label, cells in _headline_rows(model, lama, seed_rows):
-            used.append(r_kind)
-            rows.append("| " + " | ".join([label, *cells]) + " |")
-        lines += [
-            "",
-            f"**{model}**",
-            "",
-            "| Benchmark | Baseline | pelt | Δ | Paper baseline | Paper pelt | Paper Δ |",
-            "|---|---|---|---|---|---|---|",
-            *rows,
-        ]
-    lines += [
-        "",
-        *(MEANINGS[kind] for kind in dict.fromkeys(used)),
-        "",
-        *flag_lines(flags, ", ".join((LAMA_CHECKS, SWEEP_CHECKS, CHANCE_CHECKS))),
-    ]
-    write_page(out_html, "pelt: headline results", markdown_html("\n".join(lines) + "\n"))
-    return flags
-
-
-def _read_jsons(paths: Sequence[str | os.PathLike[str]]) -> list[dict]:
-    results = []
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            results.append(json.load(fh))
-    return results
-
-
-def _delta(a: float | None, b: float | None) -> str:
-    return "–" if a is None or b is None else f"{100 * (b - a):+.1f}"
-
-
-def _headline_rows(model: str, lama: list[dict], seed_rows: list[dict]):
-    """(kind, label, cells) per benchmark row of one model's headline table."""
-    by_variant = {r["variant"]: r for r in lama if str(r["model"]) == model}
-    if by_variant:
-        for b in LAMA_COLUMNS:
-            ours = [(by_variant.get(v, {}).get("benchmarks") or {}).get(b, {}).get("macro_p_at_1") for v in VARIANTS]
-            paper = [(paper_result("lama", model, v, b) or (None,))[0] for v in VARIANTS]
-            kind = "LAMA-UHN" if b.startswith("UHN") else "LAMA"
-            yield kind, f"LAMA {b} {MACRO_PAPER}", _cells(ours, [None] * 2, paper)
-        rare = "[0,10)"
-        buckets = [(by_variant.get(v, {}).get("buckets") or {}).get(rare) for v in VARIANTS]
-        ours = [fact_p_at_1(b) for b in buckets]
-        if any(o is not None for o in ours):
-            # the paper's Table 5 counts per fact; the mean over relations is ours, without a paper number
-            paper = [(paper_result("lama_frequency", model, v, rare) or (None,))[0] for v in VARIANTS]
-            yield "LAMA rare", f"LAMA T-REx {rare} {PER_FACT}", _cells(ours, [None] * 2, paper)
-            macro = [(b or {}).get("macro_p_at_1") for b in buckets]
-            yield "LAMA rare", f"LAMA T-REx {rare} {MACRO_OURS}", _cells(macro, [None] * 2, [None] * 2)
-    groups: dict[tuple[str, str], dict[str, dict]] = {}
-    for r in seed_rows:
-        if str(r["model"]) == model:
-            groups.setdefault((r["benchmark"], r["setting"]), {})[r["variant"]] = r
-    for (benchmark, setting), variants in groups.items():
-        rows = [variants.get(v, {}) for v in VARIANTS]
-        cells = _cells(
-            [r.get("accuracy_mean") for r in rows],
-            [r.get("accuracy_std") for r in rows],
-            [r.get("paper_mean") for r in rows],
-        )
-        kind = "Wiki80" if benchmark == "wiki80" else "FewRel"
-        yield kind, f"{BENCHMARK_NAMES.get(benchmark, benchmark)} {setting} accuracy", cells
-
-
-def _cells(ours: list, stds: list, paper: list) -> list[str]:
-    return [
-        mean_std(ours[0], stds[0]),
-        mean_std(ours[1], stds[1]),
-        _delta(*ours),
-        percent(paper[0]),
-        percent(paper[1]),
-        _delta(*paper),
-    ]
 
 
 # Times at the start of a job log's lines: pelt's logger (pelt.logs.start_job) and Spark's JVM (log4j's

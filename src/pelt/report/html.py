@@ -12,7 +12,7 @@ import os
 import re
 from html import escape
 
-from pelt.eval.flags import FLAG
+from pelt.report.flags import FLAG
 
 # Scoped to div.pelt: the landing page embeds the headline page in Snakemake's own page.
 STYLE = (

@@ -1,0 +1,266 @@
+"""The table file: its Parquet schema, writing it, and the memory-mapped sidecar that readers open.
+
+Storage.  ``table.parquet`` is the contract (``entity_id``, ``n_sentences``, ``frequency``,
+``vector_sum`` as fixed_size_list<float32>[H], sorted by ``entity_id``, metadata as JSON under the
+schema-metadata key ``pelt``; and, where the builder knew them, the ids users have: ``qid``, the
+Wikidata item, and ``aliases``, the redirect titles and link texts that name the entity, which
+:meth:`pelt.table.lookup.EntityTable.find` resolves).  Parquet cannot serve random rows cheaply: pages
+are encoded (a fixed-size list still carries repetition levels) and usually compressed, so fetching
+one vector means decoding its whole page, and opening a 5M x 768 table (15 GB) that way would need it
+in RAM.  Every table therefore gets an Arrow IPC sidecar (``table.arrow``, uncompressed) with the same
+rows: an IPC file is its own in-memory layout, so :func:`pyarrow.memory_map` gives zero-copy numpy
+views, opening costs only the footer, and a lookup touches just the pages of the rows it reads (found
+by binary search over the sorted ids, so no id -> row dict of millions of Python strings either).
+Writer and sidecar share a random build id; a missing or stale sidecar (a copied or rewritten
+Parquet file) is rebuilt from the Parquet file, row group by row group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+logger = logging.getLogger(__name__)
+
+REQUIRED_METADATA = ("model", "revision", "hidden_size", "representation", "max_seq_len", "norm")
+META_KEY = b"pelt"
+BUILD_KEY = b"pelt_build"
+CHUNK_ROWS = 16_384  # rows per Parquet row group / IPC record batch / merge step (~50 MB at H=768)
+
+# Optional columns, after the vectors: the ids a user may hold instead of the entity id.
+ID_FIELDS = (pa.field("qid", pa.string()), pa.field("aliases", pa.list_(pa.string())))
+
+
+def table_schema(hidden_size: int, metadata: Mapping[str, object], build_id: str, with_ids: bool = False) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("entity_id", pa.string(), nullable=False),
+            pa.field("n_sentences", pa.int64(), nullable=False),
+            pa.field("frequency", pa.int64(), nullable=False),
+            pa.field("vector_sum", pa.list_(pa.float32(), hidden_size), nullable=False),
+            *(ID_FIELDS if with_ids else ()),
+        ],
+        metadata={META_KEY: json.dumps(dict(metadata), sort_keys=True), BUILD_KEY: build_id},
+    )
+
+
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """Where the memory-mappable copy of a table lives: beside it, ``.parquet`` replaced by ``.arrow``."""
+    return Path(path).with_suffix(".arrow")
+
+
+def record_batch(
+    schema: pa.Schema,
+    ids: pa.Array,
+    sums: np.ndarray,
+    n: np.ndarray,
+    freq: np.ndarray,
+    id_columns: Sequence[pa.Array] = (),
+) -> pa.RecordBatch:
+    flat = pa.array(np.ascontiguousarray(sums, np.float32).ravel())
+    vectors = pa.FixedSizeListArray.from_arrays(flat, sums.shape[1])
+    return pa.record_batch(
+        [ids.cast(pa.string()), pa.array(n, pa.int64()), pa.array(freq, pa.int64()), vectors, *id_columns],
+        schema=schema,
+    )
+
+
+def _check_metadata(metadata: Mapping[str, object], hidden_size: int) -> dict[str, object]:
+    missing = [k for k in REQUIRED_METADATA if k not in metadata]
+    if missing:
+        raise ValueError(f"table metadata lacks {missing}")
+    if int(metadata["hidden_size"]) != hidden_size:
+        raise ValueError(f"metadata hidden_size {metadata['hidden_size']} != vector width {hidden_size}")
+    return dict(metadata)
+
+
+def _ipc_schema(schema: pa.Schema) -> pa.Schema:
+    """The sidecar's schema: 64-bit string offsets, so ids of any total size fit one record batch."""
+    return schema.set(0, schema.field("entity_id").with_type(pa.large_string()))
+
+
+def _to_ipc(batch: pa.RecordBatch, ipc_schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([batch.column(0).cast(pa.large_string()), *batch.columns[1:]], schema=ipc_schema)
+
+
+def write_files(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
+    """Stream batches into the Parquet file and its sidecar; each appears (atomically) only when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_parquet = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp_arrow = path.with_name(f".{sidecar_path(path).name}.{uuid.uuid4().hex}.tmp")
+    ipc_schema = _ipc_schema(schema)
+    try:
+        with (
+            pq.ParquetWriter(tmp_parquet, schema, compression="zstd") as pw,
+            pa.ipc.new_file(tmp_arrow, ipc_schema) as aw,
+        ):
+            for batch in batches:
+                pw.write_batch(batch, row_group_size=CHUNK_ROWS)
+                aw.write_batch(_to_ipc(batch, ipc_schema))
+        os.replace(tmp_arrow, sidecar_path(path))
+        os.replace(tmp_parquet, path)
+    finally:
+        for tmp in (tmp_parquet, tmp_arrow):
+            tmp.unlink(missing_ok=True)
+
+
+def write_table(
+    path: str | os.PathLike[str],
+    entity_ids: Sequence[str],
+    vector_sum: np.ndarray,
+    n_sentences: Sequence[int] | np.ndarray,
+    frequency: Sequence[int] | np.ndarray,
+    metadata: Mapping[str, object],
+    *,
+    qids: Sequence[str | None] | None = None,
+    aliases: Sequence[Sequence[str]] | None = None,
+) -> None:
+    """Write a table (rows sorted by entity id, which lookups binary-search) and its sidecar.
+
+    ``vector_sum`` is the unnormalised sum [N, H]; it is stored as float32 (float64 input is rounded
+    once, here).  ``metadata`` must hold :data:`REQUIRED_METADATA` (:func:`pelt.encoding.table_metadata`
+    fills it from the model).  ``qids`` and ``aliases`` (one per id, None / empty where unknown) add
+    the ``qid`` and ``aliases`` columns that :meth:`pelt.table.lookup.EntityTable.find` reads.
+    """
+    vector_sum = np.asarray(vector_sum)
+    n_sentences = np.asarray(n_sentences, dtype=np.int64)
+    frequency = np.asarray(frequency, dtype=np.int64)
+    if vector_sum.ndim != 2 or not len(entity_ids) == len(vector_sum) == len(n_sentences) == len(frequency):
+        raise ValueError(
+            f"write_table: {len(entity_ids)} ids, vector_sum {vector_sum.shape}, {len(n_sentences)} counts and "
+            f"{len(frequency)} frequencies do not line up"
+        )
+    meta = _check_metadata(metadata, vector_sum.shape[1])
+    ids = pa.array(entity_ids, pa.string())
+    if ids.null_count:
+        raise ValueError("write_table: null entity id")
+    order = pc.sort_indices(ids).to_numpy()
+    ids = ids.take(order)
+    _check_sorted_unique(ids)
+    id_columns = _id_columns(len(entity_ids), qids, aliases)
+    content = [*entity_ids, *([json.dumps(c.to_pylist()) for c in id_columns])]
+    schema = table_schema(
+        vector_sum.shape[1], meta, content_id(meta, content, vector_sum, n_sentences, frequency), bool(id_columns)
+    )
+    id_columns = [c.take(order) for c in id_columns]
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for lo in range(0, len(order), CHUNK_ROWS):
+            rows = order[lo : lo + CHUNK_ROWS]
+            sums = vector_sum[rows]
+            if not np.isfinite(sums).all():  # checked by chunk: no N x H temporary
+                raise ValueError("write_table: vector_sum holds NaN or inf")
+            chunk_ids = [c[lo : lo + CHUNK_ROWS] for c in id_columns]
+            yield record_batch(schema, ids[lo : lo + CHUNK_ROWS], sums, n_sentences[rows], frequency[rows], chunk_ids)
+
+    write_files(Path(path), schema, batches())
+    logger.info("wrote table %s: %d entities, H=%d", path, len(order), vector_sum.shape[1])
+
+
+def _id_columns(n: int, qids: Sequence[str | None] | None, aliases: Sequence[Sequence[str]] | None) -> list[pa.Array]:
+    """The ``qid`` and ``aliases`` columns in input order, or none when neither is given."""
+    if qids is None and aliases is None:
+        return []
+    qids = [None] * n if qids is None else list(qids)
+    aliases = [[]] * n if aliases is None else [list(a or []) for a in aliases]
+    if not len(qids) == len(aliases) == n:
+        raise ValueError(f"write_table: {n} ids, {len(qids)} qids and {len(aliases)} alias lists do not line up")
+    return [pa.array(qids, ID_FIELDS[0].type), pa.array(aliases, ID_FIELDS[1].type)]
+
+
+def content_id(metadata: Mapping[str, object], strings: Sequence[str], *arrays: np.ndarray) -> str:
+    """A digest of what is written, used as build id, so that rewriting a table gives identical bytes.
+
+    (A build id only has to differ between different contents; see the module docstring.)
+    """
+    digest = hashlib.blake2b(json.dumps(dict(metadata), sort_keys=True).encode(), digest_size=16)
+    digest.update("\0".join(strings).encode())
+    for array in arrays:
+        for lo in range(0, len(array), CHUNK_ROWS):  # by chunk: no copy of a whole non-contiguous array
+            digest.update(np.ascontiguousarray(array[lo : lo + CHUNK_ROWS]))
+    return digest.hexdigest()
+
+
+def _check_sorted_unique(ids: pa.Array | pa.ChunkedArray) -> None:
+    """Lookups binary-search the ids, so they must be strictly increasing (byte order = code-point order)."""
+    if len(ids) > 1:
+        bad = pc.greater_equal(ids[:-1], ids[1:])
+        if pc.any(bad).as_py():
+            first = pc.index(bad, True).as_py()
+            raise ValueError(f"entity ids not strictly increasing at {ids[first]!s} / {ids[first + 1]!s}: duplicates?")
+
+
+def memory_map_table(path: Path) -> pa.ipc.RecordBatchFileReader:
+    """The rows of ``table.parquet``, memory-mapped from its sidecar, (re)building the sidecar when missing
+    or stale; the one way in for readers, so that none of them ever decodes the Parquet pages."""
+    if not path.exists():
+        raise FileNotFoundError(f"entity table {path} does not exist")
+    build = pq.read_schema(path).metadata or {}
+    if META_KEY not in build:
+        raise ValueError(f"{path} is not a pelt entity table (no {META_KEY.decode()!r} schema metadata)")
+    for candidate in (sidecar_path(path), _fallback_sidecar(build.get(BUILD_KEY, b"none"))):
+        reader = _open_sidecar(candidate, build.get(BUILD_KEY))
+        if reader is not None:
+            return reader
+    return _rebuild_sidecar(path)
+
+
+def _fallback_sidecar(build_id: bytes) -> Path:
+    """Sidecar location when the table's directory is read-only (keyed by build id, so never stale)."""
+    return Path(tempfile.gettempdir()) / "pelt-tables" / f"{build_id.decode()}.arrow"
+
+
+def _open_sidecar(path: Path, build_id: bytes | None) -> pa.ipc.RecordBatchFileReader | None:
+    if build_id is None or not path.exists():
+        return None
+    try:
+        reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    except pa.ArrowInvalid:
+        logger.warning("unreadable table sidecar %s; rebuilding it", path)
+        return None
+    if (reader.schema.metadata or {}).get(BUILD_KEY) != build_id:
+        logger.info("table sidecar %s is stale; rebuilding it", path)
+        return None
+    return reader
+
+
+def _write_sidecar(target: Path, ipc_schema: pa.Schema, pf: pq.ParquetFile) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with pa.ipc.new_file(tmp, ipc_schema) as writer:
+            for batch in pf.iter_batches(batch_size=CHUNK_ROWS):
+                writer.write_batch(_to_ipc(batch, ipc_schema))
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _rebuild_sidecar(path: Path) -> pa.ipc.RecordBatchFileReader:
+    """Stream a Parquet table into a fresh sidecar (beside it, or in the temp dir if that is read-only)."""
+    pf = pq.ParquetFile(path)
+    _check_sorted_unique(pq.read_table(path, columns=["entity_id"]).column(0))
+    metadata = dict(pf.schema_arrow.metadata or {})
+    build_id = metadata.get(BUILD_KEY) or uuid.uuid4().hex.encode()
+    metadata[BUILD_KEY] = build_id
+    ipc_schema = _ipc_schema(pf.schema_arrow.with_metadata(metadata))
+    for target in (sidecar_path(path), _fallback_sidecar(build_id)):
+        try:
+            _write_sidecar(target, ipc_schema, pf)
+        except OSError as err:  # read-only directory or file system
+            logger.warning("cannot write table sidecar %s (%s); trying the temp dir", target, err)
+            continue
+        logger.info("built table sidecar %s", target)
+        return pa.ipc.open_file(pa.memory_map(str(target)))
+    raise OSError(f"no writable place for the sidecar of {path}")
