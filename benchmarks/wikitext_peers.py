@@ -50,7 +50,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from pelt.corpus.dump import iter_dump_pages
-from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
+from pelt.corpus.titles import normalize_title
+from pelt.corpus.wikitext import wikitext_to_plain
 
 try:
     import mwparserfromhell

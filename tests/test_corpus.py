@@ -23,8 +23,9 @@ from pelt.corpus.documents import (
     read_wikipedia_documents,
 )
 from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
+from pelt.corpus.titles import normalize_title
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
-from pelt.corpus.wikitext import normalize_title, wikitext_to_plain
+from pelt.corpus.wikitext import wikitext_to_plain
 from pelt.logs import write_counts
 from pelt.report.pipeline import input_quality_rows
 

@@ -1,4 +1,5 @@
-"""pelt.corpus.wikitext: titles, wikitext -> plain text + anchor spans, dump streaming (pure Python, fast)."""
+"""pelt.corpus.titles, templates, wikitext, dump, bz2_blocks: titles, wikitext -> plain text + anchor spans,
+dump streaming (pure Python, fast)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pelt.corpus.bz2_blocks import bz2_block_ranges
 from pelt.corpus.dump import (
     DumpStats,
-    bz2_block_ranges,
     iter_bz2_range_pages,
     iter_dump_pages,
     iter_multistream_pages,
@@ -24,14 +25,9 @@ from pelt.corpus.dump import (
     multistream_index_path,
     multistream_ranges,
 )
+from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikipedia import _page_rows, multistream_without_index, wikipedia_work_items
-from pelt.corpus.wikitext import (
-    Link,
-    is_disambiguation,
-    normalize_title,
-    redirect_target,
-    wikitext_to_plain,
-)
+from pelt.corpus.wikitext import Link, wikitext_to_plain
 
 
 def anchors(wikitext: str) -> tuple[str, list[tuple[str, str]]]:

@@ -40,6 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
+from pelt.corpus.bz2_blocks import bz2_block_ranges
 from pelt.corpus.documents import (
     LINK_TYPE,
     PAGES_SCHEMA,
@@ -50,7 +51,6 @@ from pelt.corpus.documents import (
 from pelt.corpus.dump import (
     DumpPage,
     DumpStats,
-    bz2_block_ranges,
     is_bz2,
     is_multistream,
     iter_bz2_range_pages,
@@ -59,12 +59,8 @@ from pelt.corpus.dump import (
     multistream_index_path,
     multistream_ranges,
 )
-from pelt.corpus.wikitext import (
-    is_disambiguation,
-    normalize_title,
-    redirect_target,
-    wikitext_to_plain,
-)
+from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
+from pelt.corpus.wikitext import wikitext_to_plain
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +148,7 @@ def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_
     """The tasks of the corpus stage: about ``split_bytes`` of compressed dump each.
 
     A multistream dump with its index is split at the streams the index lists; any other bz2 dump
-    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.dump.bz2_block_ranges`),
+    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.bz2_blocks.bz2_block_ranges`),
     which each task finds for itself; an uncompressed or small file is one task.
     """
     items: list[WorkItem] = []

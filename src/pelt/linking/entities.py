@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import read_pages
-from pelt.corpus.wikitext import normalize_title
+from pelt.corpus.titles import normalize_title
 from pelt.linking.segmentation import normalize_alias
 from pelt.linking.titles import resolve_titles
 from pelt.task_entities import write_task_entities

@@ -1,0 +1,401 @@
+"""Pass 2 of the wikitext conversion (:mod:`pelt.corpus.wikitext`): templates, template parameters and
+tables are cut, nested, in time and memory linear in the page, and the templates that show words of
+the sentence keep them. What each of those shows is one table of name -> renderer
+(``INLINE_TEMPLATES``, ``PREFIXED_TEMPLATES``: quotations, dates, quantities, chemical formulas,
+pronunciations, spacing, ship and interlanguage links, ...), so that it grows in one place, apart
+from the passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from pelt.corpus.titles import LANGUAGE_CODE, WS_RUN
+
+_BRACES = re.compile(r"\{{2,}|\}{2,}")
+
+
+def _split_top_level(inner: str) -> list[str]:
+    """Split template content on ``|`` outside nested ``{{ }}`` and ``[[ ]]``."""
+    parts: list[str] = []
+    depth = 0
+    begin = 0
+    for match in re.finditer(r"\{\{|\}\}|\[\[|\]\]|\|", inner):
+        token = match.group()
+        if token in ("{{", "[["):
+            depth += 1
+        elif token in ("}}", "]]"):
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            parts.append(inner[begin : match.start()])
+            begin = match.end()
+    parts.append(inner[begin:])
+    return parts
+
+
+_ARG_NAME = re.compile(r"[\w -]+")
+
+
+def _arguments(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Positional arguments and named ``key=value`` ones (keys lower-cased), stripped.
+
+    The key is what comes before the first ``=``, so that telling them apart costs one pass over
+    the argument: a pattern like ``\\s*[\\w -]+\\s*=`` backtracks over every run of spaces.
+    """
+    positional: list[str] = []
+    named: dict[str, str] = {}
+    for arg in args:
+        key, equals, value = arg.partition("=")
+        key = key.strip()
+        if equals and _ARG_NAME.fullmatch(key):
+            named[key.lower()] = value.strip()
+        else:
+            positional.append(arg.strip())
+    return positional, named
+
+
+# A renderer gets a template's positional and named arguments and returns its visible text, as
+# wikitext (converted further like the page's own).
+_Render = Callable[[list[str], dict[str, str]], str]
+
+_RANGE_WORDS = {"-": "–", "–": "–", "to": " to ", "and": " and ", "or": " or ", "by": " by "}
+
+
+def _convert(pos: list[str], named: dict[str, str]) -> str:
+    """``{{convert|5|km|mi}}`` -> ``5 km``; ``{{convert|5|-|10|km}}`` -> ``5–10 km`` (unit code as written)."""
+    if len(pos) >= 4 and pos[1] in _RANGE_WORDS:
+        return f"{pos[0]}{_RANGE_WORDS[pos[1]]}{pos[2]} {pos[3]}"
+    return " ".join(pos[:2])
+
+
+def _pick(index: int, *keys: str) -> _Render:
+    """The first of the named arguments ``keys`` that is given, else positional ``index``."""
+
+    def pick(pos: list[str], named: dict[str, str]) -> str:
+        for key in keys:
+            if named.get(key):
+                return named[key]
+        return pos[index] if -len(pos) <= index < len(pos) else ""
+
+    return pick
+
+
+def _join(separator: str, before: str = "", after: str = "") -> _Render:
+    """All positional arguments joined: ``{{chem|H|2|O}}`` -> ``H2O``."""
+    return lambda pos, named: f"{before}{separator.join(pos)}{after}" if pos else ""
+
+
+def _constant(text: str) -> _Render:
+    return lambda pos, named: text
+
+
+_MONTHS = "January February March April May June July August September October November December".split()
+_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})(?:-(\d{1,2}))?")
+
+
+def _date_text(year: str, month: str = "", day: str = "", day_first: bool = False) -> str:
+    """A date as English Wikipedia shows one: ``January 2, 2000``, or ``2 January 2000`` day first."""
+    if month.isdecimal() and 1 <= int(month) <= 12:
+        month = _MONTHS[int(month) - 1]
+    day = str(int(day)) if day.isdecimal() else day
+    if not month:
+        return year
+    if not day:
+        return f"{month} {year}"
+    return f"{day} {month} {year}" if day_first else f"{month} {day}, {year}"
+
+
+def _day_first(named: dict[str, str]) -> bool:
+    return named.get("df", "").lower() in ("y", "yes") or named.get("format", "").lower() == "dmy"
+
+
+def _ymd(pos: list[str]) -> list[str]:
+    """Year, month, day from ``2000|1|2`` or ``2000-01-02``; other text as one item."""
+    iso = _ISO_DATE.fullmatch(pos[0]) if pos else None
+    if iso is not None:
+        return [part or "" for part in iso.groups()]
+    return pos[:3] if pos and pos[0].isdecimal() else [" ".join(pos)]
+
+
+def _date(pos: list[str], named: dict[str, str]) -> str:
+    """``{{birth date|2000|1|2}}``, ``{{dts|2000|1|2}}`` -> ``January 2, 2000`` (``df=y``: day first)."""
+    return _date_text(*_ymd(pos), day_first=_day_first(named))
+
+
+def _date_dmy(pos: list[str], named: dict[str, str]) -> str:
+    """``{{date|2006-01-15}}`` -> ``15 January 2006``: Template:Date puts the day first unless told ``mdy``."""
+    return _date_text(*_ymd(pos[:1]), day_first=pos[1:2] != ["mdy"])
+
+
+def _death_date_and_age(pos: list[str], named: dict[str, str]) -> str:
+    """``{{death date and age|2000|1|2|1950|5|3}}`` -> ``January 2, 2000 (aged 49)``."""
+    death, birth = pos[:3], pos[3:6]
+    text = _date_text(*(death or [""]), day_first=_day_first(named))
+    if len(death) == len(birth) == 3 and all(part.isdecimal() for part in death + birth):
+        year, month, day = map(int, death)
+        born_year, born_month, born_day = map(int, birth)
+        text += f" (aged {year - born_year - ((month, day) < (born_month, born_day))})"
+    return text
+
+
+def _frac(pos: list[str], named: dict[str, str]) -> str:
+    """``{{frac|1|2}}`` -> ``1/2``, ``{{frac|3|1|2}}`` -> ``3 1/2``, ``{{frac|4}}`` -> ``1/4``."""
+    if len(pos) == 1:
+        return f"1/{pos[0]}"
+    return f"{pos[0]} {pos[1]}/{pos[2]}" if len(pos) >= 3 else "/".join(pos)
+
+
+def _val(pos: list[str], named: dict[str, str]) -> str:
+    """``{{val|1.5|u=kg}}`` -> ``1.5 kg``, ``{{val|6.2|e=18}}`` -> ``6.2×10^18`` (a superscript in MediaWiki)."""
+    if not pos:
+        return ""
+    exponent = f"×10^{named['e']}" if named.get("e") else ""
+    unit = named.get("u") or named.get("ul") or ""
+    return f"{pos[0]}{exponent} {unit}".strip()
+
+
+def _interlanguage_link(pos: list[str], named: dict[str, str]) -> str:
+    """``{{ill|Target|de|Ziel|lt=label}}``: a link to the English article, as MediaWiki shows it; the
+    older form names the language first (``{{ill|de|Target|...}}``)."""
+    if len(pos) > 1 and LANGUAGE_CODE.fullmatch(pos[0]):
+        pos = pos[1:]
+    if not pos or not pos[0]:
+        return ""
+    label = named.get("lt") or pos[0]
+    return f"[[{pos[0]}|{label}]]"
+
+
+def _ship(prefix: str) -> _Render:
+    """``{{HMS|Victory|1765}}`` -> a link ``HMS Victory`` to ``HMS Victory (1765)``."""
+
+    def ship(pos: list[str], named: dict[str, str]) -> str:
+        if not pos or not pos[0]:
+            return prefix
+        target = f"{prefix} {pos[0]} ({pos[1]})" if len(pos) > 1 and pos[1] else f"{prefix} {pos[0]}"
+        return f"[[{target}|{prefix} ''{pos[0]}'']]"
+
+    return ship
+
+
+def _ship_with_prefix(pos: list[str], named: dict[str, str]) -> str:
+    """``{{ship|HMS|Victory|1765}}``: the prefix is the first argument."""
+    return _ship(pos[0])(pos[1:], named) if pos else ""
+
+
+# Labels that may open {{IPAc-en}} before the transcription ("pron", "US", ...): not shown as sounds.
+_IPAC_LABELS = frozenset({"lang", "local", "pron", "ipa", "uk", "us", "also", "uk also", "us also", "ca", "au", "nz"})
+
+
+def _ipac(pos: list[str], named: dict[str, str]) -> str:
+    """``{{IPAc-en|ˈ|b|ɜr|l|ɪ|n}}`` -> ``/ˈbɜrlɪn/``: the pieces of one transcription, between slashes."""
+    sounds = [p for p in pos if p.lower() not in _IPAC_LABELS]
+    return f"/{''.join(sounds).replace('_', ' ')}/" if sounds else ""  # "_" is a space between words
+
+
+_SHIP_PREFIXES = ("HMS", "USS", "SS", "RMS", "HMAS", "HMCS", "HMNZS", "MV", "USNS", "USCGC", "SMS", "HMY", "INS")
+
+# Templates whose visible text is kept (every other template is removed with its content), and how
+# each shows. Chosen from the templates of the real samples (``../shared/data``) that carry words of
+# the sentence: foreign terms, quantities, dates, quotations, pronunciations, chemical formulas,
+# spacing and punctuation; citations, infoboxes, navigation and maintenance tags show none. Magic
+# words ({{CURRENTYEAR}}, {{PAGENAME}}) and parser functions ({{#if:}}) are dropped like any
+# template not named here: their value depends on the day or the page rendering them, and the same
+# wikitext must give the same text.
+INLINE_TEMPLATES: dict[str, _Render] = {
+    "lang": _pick(1),  # {{lang|fr|texte}} -> texte
+    "transl": _pick(-1),  # {{transl|ar|ALA|al-lāh}} -> al-lāh
+    "nihongo": _pick(0),  # {{nihongo|Aikido|合気道|Aikidō}} -> Aikido
+    "nowrap": _pick(0),
+    "nobr": _pick(0),
+    "small": _pick(0),
+    "smaller": _pick(0),
+    "nts": _pick(0),  # sortable number
+    "sc": _pick(0),
+    "smallcaps": _pick(0),
+    "small caps": _pick(0),
+    "abbr": _pick(0),  # {{abbr|UK|United Kingdom}} -> UK (the expansion is a tooltip)
+    "vanchor": _pick(0),
+    "chem2": _pick(0),
+    "chem": _join(""),  # {{chem|H|2|O}} -> H2O
+    "keypress": _join("+"),  # {{keypress|Ctrl|C}} -> Ctrl+C
+    "angbr": _join("", "⟨", "⟩"),
+    "hlist": _join(" · "),
+    "ubl": _join("\n"),
+    "ublist": _join("\n"),
+    "unbulleted list": _join("\n"),
+    "plainlist": _pick(0),
+    "frac": _frac,
+    "val": _val,
+    "convert": _convert,
+    "cvt": _convert,
+    "as of": lambda pos, named: f"As of {pos[0]}" if pos else "",  # {{as of|2010}} -> As of 2010
+    # quotations: their text, without the attribution
+    "quote": _pick(0, "text", "quote"),
+    "blockquote": _pick(0, "text", "quote"),
+    "cquote": _pick(0, "text", "quote"),
+    "bquote": _pick(0, "text", "quote"),
+    "quotation": _pick(0, "text", "quote"),
+    "quote box": _pick(0, "quote", "text"),
+    # pronunciations: the transcription (MediaWiki adds a language label, a link to the key)
+    "ipa": _pick(0),
+    "ipac-en": _ipac,
+    # dates: as shown by default (month first), the day first with df=y; ages that change with
+    # the day of reading ({{birth date and age}}) are left out
+    "birth date": _date,
+    "death date": _date,
+    "birth date and age": _date,
+    "birth year and age": _pick(0),
+    "death year and age": _pick(0),
+    "birth-date": _pick(0),
+    "death-date": _pick(0),
+    "death date and age": _death_date_and_age,
+    "dts": _date,
+    "formatdate": _date,
+    "start date": _date,
+    "end date": _date,
+    "date": _date_dmy,
+    # links made by templates
+    "ill": _interlanguage_link,
+    "interlanguage link": _interlanguage_link,
+    "ship": _ship_with_prefix,
+    **{prefix.lower(): _ship(prefix) for prefix in _SHIP_PREFIXES},
+    # spacing and punctuation; entities, so that ''x''{{'}}s is not read as bold
+    "'": _constant("&#39;"),
+    "'s": _constant("&#39;s"),
+    "nbsp": _constant("&nbsp;"),  # one space after the whitespace pass
+    "thinsp": _constant(" "),
+    "hair space": _constant(" "),
+    "ndash": _constant("–"),
+    "mdash": _constant("—"),
+    "snd": _constant(" – "),
+    "spnd": _constant(" – "),
+    "sndash": _constant(" – "),
+    "spaced ndash": _constant(" – "),
+    "·": _constant(" · "),
+    "dot": _constant(" · "),
+    "bull": _constant(" • "),
+    "!": _constant("&#124;"),
+    "pipe": _constant("&#124;"),
+    "=": _constant("="),
+    "eqm": _constant("⇌"),  # chemical equilibrium
+}
+# Families named by a prefix: {{lang-fr|texte}} -> texte, {{IPA-de|ˈhaʊs}} -> ˈhaʊs.
+PREFIXED_TEMPLATES: dict[str, _Render] = {"lang-": _pick(0), "ipa-": _pick(0)}
+
+
+def _inline_template(inner: str) -> str:
+    """Visible text of a template (its wikitext, still to be converted), ``""`` if it shows none.
+
+    Most templates show nothing (citations, infoboxes): their name is read without splitting their
+    arguments, unless a bracket before the first ``|`` may hide that bar inside a nested construct.
+    """
+    bar = inner.find("|")
+    head = inner if bar < 0 else inner[:bar]
+    args = _split_top_level(inner) if "{" in head or "[" in head else None
+    name = WS_RUN.sub(" ", head if args is None else args[0]).strip().lower()
+    render = INLINE_TEMPLATES.get(name)
+    if render is None and "-" in name:
+        render = PREFIXED_TEMPLATES.get(name[: name.index("-") + 1])
+    if render is None:
+        return ""
+    return render(*_arguments((args or _split_top_level(inner))[1:]))
+
+
+# [start, end) of text to replace, and the span of what it holds (a plain template's content) or None
+Cut = tuple[int, int, tuple[int, int] | None]
+
+
+def outermost(cuts: list[Cut]) -> list[Cut]:
+    """The cuts not inside another, in order.
+
+    Bracket matching yields every closed construct, nested ones included, and they nest properly
+    (a closer ends the innermost open construct); only the outermost are replaced.
+    """
+    kept: list[Cut] = []
+    for cut in sorted(cuts, key=lambda c: (c[0], -c[1])):
+        if not kept or cut[0] >= kept[-1][1]:
+            kept.append(cut)
+    return kept
+
+
+# MediaWiki's $wgMaxTemplateDepth: inline templates nested deeper show nothing (MediaWiki shows an
+# error there), so that the recursion below stays shallow whatever the page.
+MAX_TEMPLATE_DEPTH = 40
+
+
+def cut_templates(text: str, depth: int = 0) -> str:
+    """Remove ``{{templates}}`` and ``{{{parameters}}}``, nested, keeping INLINE_TEMPLATES' text.
+
+    Brace runs are matched like MediaWiki's preprocessor: a closing run closes as many open
+    constructs as it can (three braces for a parameter, two for a template), the innermost braces
+    of an opening run first; a single left-over brace is literal. Stray closers are dropped. The
+    braces of an unclosed opener are dropped and what follows them stays, as MediaWiki shows it
+    (bar the braces, which would be markup in the text): cutting to the paragraph's end lost whole
+    lists to one stray ``{{``. One pass over the brace runs, then one over the outermost
+    constructs: linear in the text, and in memory (a construct holds the span of its content, not a
+    copy: nested ones would copy the text once per level).
+    """
+    if "{{" not in text:
+        return text
+    cuts: list[Cut] = []  # payload: the content of a plain {{...}}, which may show text
+    stack: list[list[int]] = []  # [braces still open in an opening run, where the run starts]
+    for match in _BRACES.finditer(text):
+        run = match.group()
+        if run[0] == "{":
+            stack.append([len(run), match.start()])
+            continue
+        if not stack:  # stray closer
+            cuts.append((match.start(), match.end(), None))
+            continue
+        left = len(run)
+        while left >= 2 and stack:
+            top = stack[-1]
+            used = 3 if left >= 3 and top[0] >= 3 else 2
+            top[0] -= used
+            left -= used
+            begin, close = top[1] + top[0], match.end() - left
+            inner = (begin + 2, close - 2) if used == 2 else None
+            if top[0] < 2:
+                stack.pop()
+                begin = top[1]  # a single left-over opening brace goes with its construct
+                if not stack:  # and left-over closing braces with the outermost construct
+                    close = match.end()
+            cuts.append((begin, close, inner))
+    cuts.extend((start, start + still_open, None) for still_open, start in stack)
+    out: list[str] = []
+    pos = 0
+    for start, end, inner in outermost(cuts):
+        out.append(text[pos:start])
+        if inner is not None and depth < MAX_TEMPLATE_DEPTH:
+            out.append(cut_templates(_inline_template(text[inner[0] : inner[1]]), depth + 1))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_TABLE_EDGE = re.compile(r"^[ \t:]*(\{\||\|\})", re.MULTILINE)
+
+
+def cut_tables(text: str) -> str:
+    """Remove ``{| ... |}`` tables, nested. An unclosed table loses its opening line only (its
+    attributes): the lines after it stay, as for an unclosed template."""
+    if "{|" not in text:
+        return text
+    cuts: list[Cut] = []
+    stack: list[int] = []
+    for match in _TABLE_EDGE.finditer(text):
+        if match.group(1) == "{|":
+            stack.append(match.start())
+        elif stack:
+            cuts.append((stack.pop(), match.end(), None))
+    for start in stack:
+        end = text.find("\n", start)
+        cuts.append((start, len(text) if end < 0 else end, None))
+    out: list[str] = []
+    pos = 0
+    for start, end, _ in outermost(cuts):
+        out.append(text[pos:start])
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
