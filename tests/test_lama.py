@@ -242,7 +242,7 @@ def test_pelt_variant_injects_resolves_and_buckets(tiny_model_dirs, lama_files, 
         _files(lama_files),
         str(out),
         str(preds),
-        tables=TableInputs(table=str(table_path), task_entities=str(entities)),
+        tables=TableInputs(table=str(table_path), task_entities=str(entities), norm=7.0),  # the reference's L
         settings=LamaSettings(batch_size=3),
     )
     reference = _reference(model_dir, EntityTable.open(table_path), lambda s, q: entity_of.get((s, q)))

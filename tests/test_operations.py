@@ -347,8 +347,10 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
         ({"sampling": {"max_sentences_per_entity": 3}}, {"sample_mentions": 2, "encode_shard": 4, "entity_table": 2}),
         # The encoding: the shards and after, of both domains.
         ({"encoding": {"max_seq_len": 32}}, {"encode_shard": 4, "entity_table": 2}),
+        # L: the evaluations only; a table records its model family's L, not the configured one.
+        ({"models": [{"name": "demo", "norm": 3.0}]}, {}),
     ],
-    ids=["evaluation", "sampling", "encoding"],
+    ids=["evaluation", "sampling", "encoding", "norm"],
 )
 def test_a_changed_setting_reruns_only_what_depends_on_it(finished, tmp_path, change, reruns):
     assert rerun_before_evaluation(finished, change, tmp_path)[0] == reruns

@@ -30,7 +30,7 @@ from pelt.eval.relation import (
 )
 from pelt.eval.settings import EncoderSettings, TableInputs
 from pelt.eval.variants import resolve_norm
-from pelt.models import attention_for_training, load_masked_lm, resolve_autocast
+from pelt.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
 from pelt.table import EntityTable, write_table
 from pelt.tasks import Entity, Instance, read_fewrel, read_instances, read_wiki80
 
@@ -384,16 +384,25 @@ def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
     torch.testing.assert_close(vectors[0, hidden:], first, atol=1e-5, rtol=1e-4)
 
 
-def test_resolve_norm_prefers_the_config_then_the_sweep(tmp_path: Path):
+def test_resolve_norm_prefers_the_config_then_the_sweep_then_the_family(tmp_path: Path):
     sweep = tmp_path / "norm_sweep.json"
     sweep.write_text(json.dumps({"task": "lama_norm_sweep", "chosen_norm": 4.0, "norms": []}))
-    assert resolve_norm(None, sweep) == 4.0
-    assert resolve_norm(9, sweep) == 9.0  # the configured norm wins
-    assert resolve_norm(9, tmp_path / "absent.json") == 9.0  # and the sweep is then not read
-    assert resolve_norm(None, None) is None  # neither: the table's default L
+    assert resolve_norm(None, sweep, 7.0) == 4.0
+    assert resolve_norm(9, sweep, 7.0) == 9.0  # the configured norm wins
+    assert resolve_norm(9, tmp_path / "absent.json", 7.0) == 9.0  # and the sweep is then not read
+    assert resolve_norm(None, None, 10.0) == 10.0  # neither: the model family's L
     sweep.write_text(json.dumps({"task": "lama", "macro_p_at_1": 0.5}))
     with pytest.raises(ValueError, match="not a LAMA norm sweep"):
-        resolve_norm(None, sweep)
+        resolve_norm(None, sweep, 7.0)
+
+
+def test_the_family_not_the_model_type_decides_the_default_norm(tiny_model_dirs):  # noqa: F811
+    # the paper's L per LM-head layout: a BERT-structured model under another name is BERT's 10
+    for name, norm in (("roberta", 7.0), ("bert", 10.0), ("bart", 3.0)):
+        model, _ = load_masked_lm(str(tiny_model_dirs[name]))
+        assert default_norm(model) == norm and family(model).name == name
+        model.config.model_type = "a-relative"
+        assert default_norm(model) == norm
 
 
 def test_training_precision_follows_the_hardware_unless_set(monkeypatch, tiny_model_dirs, tmp_path):  # noqa: F811

@@ -327,14 +327,14 @@ def _effective_max_seq_len(model: PreTrainedModel, max_seq_len: int) -> int:
     return min(max_seq_len, limit)
 
 
-def table_metadata(
-    model: PreTrainedModel, name: str | None = None, *, max_seq_len: int = 128, norm: float | None = None
-) -> dict[str, object]:
+def table_metadata(model: PreTrainedModel, name: str | None = None, *, max_seq_len: int = 128) -> dict[str, object]:
     """What a table must say of the model its vectors come from (:func:`pelt.table.write_table`),
     read from the model itself, so that a table built from Python is checked as the workflow's are.
 
-    ``name``: how the model is loaded again (default: its ``name_or_path``); ``norm``: the default
-    L (default: the model family's).
+    ``name``: how the model is loaded again (default: its ``name_or_path``). The table records its
+    model family's L, the default of :meth:`pelt.table.EntityTable.lookup`; the L a run injects at
+    is decided when it runs (:func:`pelt.eval.variants.resolve_norm`), so changing it never
+    re-encodes.
     """
     name = name or model.name_or_path
     return {
@@ -344,7 +344,7 @@ def table_metadata(
         "hidden_size": model.config.hidden_size,
         "representation": representation(model),
         "max_seq_len": _effective_max_seq_len(model, max_seq_len),
-        "norm": float(default_norm(model) if norm is None else norm),
+        "norm": default_norm(model),
         "precision": str(model.dtype).removeprefix("torch."),
     }
 
@@ -467,7 +467,6 @@ def encode_samples(
     tokens_per_batch: int = 16_384,
     precision: str = "auto",
     device: str = "auto",
-    norm: float | None = None,
     shard: tuple[int, int] | None = None,
     cache_dir: str | None = None,
 ) -> dict[str, int]:
@@ -475,8 +474,7 @@ def encode_samples(
 
     ``shard=(i, n)`` encodes only the mentions whose stable hash (:func:`shard_of`) is ``i`` mod ``n``;
     the ``n`` shard tables merge (:func:`pelt.table.merge_tables`) into the full table, so shards
-    can run as separate GPU jobs and a rerun redoes only missing shards.  ``norm`` (the default L
-    stored in the table) defaults to the paper's value for the model family.  Returns counts of
+    can run as separate GPU jobs and a rerun redoes only missing shards.  Returns counts of
     rows, sentences, tokens, entities and of each kind of skipped mention.
 
     ``cache_dir`` keeps each run's sums with a digest of each entity's mentions
@@ -489,7 +487,7 @@ def encode_samples(
     dataset = open_samples(samples_path)
     model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
     max_seq_len = _effective_max_seq_len(model, max_seq_len)
-    metadata = table_metadata(model, model_name_or_path, max_seq_len=max_seq_len, norm=norm)
+    metadata = table_metadata(model, model_name_or_path, max_seq_len=max_seq_len)
     digests = mention_digests(samples_path, shard) if cache_dir else {}
     weights = str(metadata["model_digest"])
     reused, reused_sums, reused_counts = (

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +27,7 @@ from transformers import (
     AutoModelForMaskedLM,
     AutoTokenizer,
     BatchEncoding,
+    PretrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
@@ -34,15 +36,78 @@ from transformers.masking_utils import sdpa_mask
 
 logger = logging.getLogger(__name__)
 
-# The paper's L (searched on LAMA): RoBERTa 7, BERT 10, BART 3.
-DEFAULT_NORMS = {"roberta": 7.0, "bert": 10.0, "bart": 3.0}
-FALLBACK_NORM = 7.0
 
-REPRESENTATIONS = {
-    "roberta": "lm_head.dense>gelu>lm_head.layer_norm at the mask",
-    "bert": "cls.predictions.transform at the mask",
-    "bart": "decoder final hidden state at the mask (decoder input = masked sequence shifted right)",
-}
+@dataclass(frozen=True)
+class Family:
+    """A masked-LM layout and what it decides: how to tell it by structure, the paper's L for it
+    (searched on LAMA), the vector its tables hold, the positions its embeddings leave unusable,
+    and the forward from input embeddings. Every place the families differ asks this object."""
+
+    name: str
+    norm: float
+    representation: str
+    reserved_positions: Callable[[PretrainedConfig], int]
+    has_layout: Callable[[PreTrainedModel], bool]
+    head_transform: Callable[[PreTrainedModel, torch.Tensor], torch.Tensor]  # a state -> r, before the vocabulary
+    encoder_decoder: bool = False  # BART: the decoder reads the sequence shifted right
+
+    def states(self, model: PreTrainedModel, attention_mask: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
+        """Last hidden states [B, T, H], those the LM head reads (BART: the decoder's)."""
+        if self.encoder_decoder:
+            return model.model(**bart_inputs(model, attention_mask, **inputs)).last_hidden_state
+        return model.base_model(attention_mask=attention_mask, **inputs).last_hidden_state
+
+
+def _roberta_layout(model: PreTrainedModel) -> bool:
+    head = getattr(model, "lm_head", None)
+    return head is not None and hasattr(head, "dense") and hasattr(head, "layer_norm")
+
+
+def _bert_layout(model: PreTrainedModel) -> bool:
+    cls = getattr(model, "cls", None)
+    return cls is not None and hasattr(getattr(cls, "predictions", None), "transform")
+
+
+def _bart_layout(model: PreTrainedModel) -> bool:
+    return model.config.is_encoder_decoder and hasattr(model, "model") and hasattr(model.model, "decoder")
+
+
+def _roberta_transform(model: PreTrainedModel, states: torch.Tensor) -> torch.Tensor:
+    head = model.lm_head
+    return head.layer_norm(F.gelu(head.dense(states)))
+
+
+FAMILIES = {
+    family.name: family
+    for family in (
+        Family(
+            "bart",
+            3.0,
+            "decoder final hidden state at the mask (decoder input = masked sequence shifted right)",
+            lambda config: 0,
+            _bart_layout,
+            lambda model, states: states,  # the LM head reads the decoder's state as it is
+            encoder_decoder=True,
+        ),
+        # RoBERTa numbers positions from pad_token_id + 1: two of its 514 rows are unusable.
+        Family(
+            "roberta",
+            7.0,
+            "lm_head.dense>gelu>lm_head.layer_norm at the mask",
+            lambda config: config.pad_token_id + 1,
+            _roberta_layout,
+            _roberta_transform,
+        ),
+        Family(
+            "bert",
+            10.0,
+            "cls.predictions.transform at the mask",
+            lambda config: 0,
+            _bert_layout,
+            lambda model, states: model.cls.predictions.transform(states),
+        ),
+    )
+}  # in the order they are recognised: BART first, whose encoder-decoder may also carry an lm_head
 
 _PRECISIONS = {
     "fp32": torch.float32,
@@ -174,27 +239,24 @@ def load_masked_lm(
     return model, tokenizer
 
 
-def family(model: PreTrainedModel) -> str:
-    """``roberta``, ``bert`` or ``bart``: which LM-head layout the model has (see the module docstring)."""
-    if model.config.is_encoder_decoder and hasattr(model, "model") and hasattr(model.model, "decoder"):
-        return "bart"
-    head = getattr(model, "lm_head", None)
-    if head is not None and hasattr(head, "dense") and hasattr(head, "layer_norm"):
-        return "roberta"
-    cls = getattr(model, "cls", None)
-    if cls is not None and hasattr(getattr(cls, "predictions", None), "transform"):
-        return "bert"
+def family(model: PreTrainedModel) -> Family:
+    """The model's :class:`Family`, by the layout of its LM head (see the module docstring), not by
+    its ``model_type``: a relative with another name (XLM-R, CamemBERT) is its family."""
+    for candidate in FAMILIES.values():
+        if candidate.has_layout(model):
+            return candidate
     raise ValueError(f"unsupported masked LM {type(model).__name__}: expected a RoBERTa-, BERT- or BART-style LM head")
 
 
 def default_norm(model: PreTrainedModel) -> float:
-    """The paper's L for the model's family (7 for families it did not study)."""
-    return DEFAULT_NORMS.get(model.config.model_type, FALLBACK_NORM)
+    """The paper's L for the model's family: what a table records, and a run injects at unless
+    the config or the LAMA sweep says otherwise (:func:`pelt.eval.variants.resolve_norm`)."""
+    return family(model).norm
 
 
 def representation(model: PreTrainedModel) -> str:
     """A human-readable name of the vector a table holds, stored in its metadata."""
-    return REPRESENTATIONS[family(model)]
+    return family(model).representation
 
 
 def revision(model: PreTrainedModel) -> str:
@@ -203,15 +265,8 @@ def revision(model: PreTrainedModel) -> str:
 
 
 def max_input_length(model: PreTrainedModel) -> int:
-    """Most tokens one sequence may have, from the position-embedding table.
-
-    RoBERTa numbers positions from ``pad_token_id + 1``, so two of its 514 rows are unusable.
-    """
-    config = model.config
-    n = config.max_position_embeddings
-    if family(model) == "roberta":
-        n -= config.pad_token_id + 1
-    return n
+    """Most tokens one sequence may have, from the position-embedding table."""
+    return model.config.max_position_embeddings - family(model).reserved_positions(model.config)
 
 
 def _shift_right(x: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
@@ -252,9 +307,7 @@ def token_states(model: PreTrainedModel, inputs_embeds: torch.Tensor, attention_
     BART: the decoder's (:func:`bart_inputs`), so that a position's state is the one the LM head
     reads there, as in :func:`forward_mlm` and in table building.
     """
-    if family(model) == "bart":
-        return model.model(**bart_inputs(model, attention_mask, inputs_embeds=inputs_embeds)).last_hidden_state
-    return model.base_model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
+    return family(model).states(model, attention_mask, inputs_embeds=inputs_embeds)
 
 
 def mask_representation(
@@ -271,15 +324,7 @@ def mask_representation(
     """
     kind = family(model)
     rows = torch.arange(input_ids.shape[0], device=input_ids.device)
-    if kind == "bart":
-        hidden = model.model(**bart_inputs(model, attention_mask, input_ids=input_ids)).last_hidden_state
-        return hidden[rows, mask_positions]
-    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-    at_mask = hidden[rows, mask_positions]
-    if kind == "roberta":
-        head = model.lm_head
-        return head.layer_norm(F.gelu(head.dense(at_mask)))
-    return model.cls.predictions.transform(at_mask)
+    return kind.head_transform(model, kind.states(model, attention_mask, input_ids=input_ids)[rows, mask_positions])
 
 
 def forward_mlm(
@@ -299,7 +344,7 @@ def forward_mlm(
         if input_ids is None:
             raise ValueError("forward_mlm needs inputs_embeds or input_ids")
         inputs_embeds = model.get_input_embeddings()(input_ids)
-    if family(model) == "bart":
+    if family(model).encoder_decoder:
         return model(**bart_inputs(model, attention_mask, inputs_embeds=inputs_embeds)).logits
     return model(inputs_embeds=inputs_embeds, attention_mask=attention_mask).logits
 

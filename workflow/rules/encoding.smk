@@ -22,7 +22,6 @@ rule encode_shard:
         gpu=1,
     params:
         model=model_name_or_path,
-        norm=model_norm,
         settings={k: v for k, v in config["encoding"].items() if k != "shards"},
         # Sums of earlier runs, reused for entities whose sampled mentions did not change.
         cache_dir=lambda wildcards: f"results/tables/{wildcards.domain}/{wildcards.model}/cache",

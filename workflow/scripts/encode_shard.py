@@ -11,7 +11,6 @@ encode_samples(
     snakemake.params.model,
     snakemake.output[0],
     frequencies_path=snakemake.input.frequencies,
-    norm=snakemake.params.norm,
     shard=(int(snakemake.wildcards.shard), int(snakemake.wildcards.n_shards)),
     cache_dir=snakemake.params.cache_dir,
     **snakemake.params.settings,

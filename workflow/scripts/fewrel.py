@@ -1,7 +1,7 @@
 """Snakemake job: FewRel accuracy of one N-K setting and seed, without (baseline) or with (pelt) the table.
 
-Seed, variant, N, K and the hyper-parameters come in params.options; L is resolved here, since the
-LAMA sweep that may choose it only exists once the job runs.
+Seed, variant, N, K and the hyper-parameters come in params.options; L is resolved by the runner,
+since the LAMA sweep that may choose it only exists once the job runs.
 """
 
 from pelt.logs import start_job
@@ -10,7 +10,6 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.fewrel import FewRelFiles, run_fewrel
 from pelt.eval.settings import FewRelSettings, TableInputs, parse
-from pelt.eval.variants import resolve_norm
 
 options = dict(snakemake.params.options)
 seed, variant, dataset = options.pop("seed"), options.pop("variant"), options.pop("dataset")
@@ -27,7 +26,8 @@ run_fewrel(
         variant=variant,
         table=snakemake.input.get("table"),
         task_entities=snakemake.input.get("task_entities"),
-        norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+        norm=snakemake.params.norm,
+        norm_sweep=snakemake.input.get("norm_sweep"),
         train_table=snakemake.input.get("train_table"),
         train_task_entities=snakemake.input.get("train_task_entities"),
     ),

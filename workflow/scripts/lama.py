@@ -6,7 +6,6 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.lama import LamaFiles, run_lama
 from pelt.eval.settings import LamaSettings, TableInputs, parse
-from pelt.eval.variants import resolve_norm
 
 run_lama(
     snakemake.params.model,
@@ -23,7 +22,8 @@ run_lama(
         variant=snakemake.wildcards.variant,
         table=snakemake.input.table,
         task_entities=snakemake.input.task_entities,
-        norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+        norm=snakemake.params.norm,
+        norm_sweep=snakemake.input.get("norm_sweep"),
     ),
     settings=parse(LamaSettings, snakemake.params.options),
 )

@@ -1,7 +1,7 @@
 """Snakemake job: Wiki80 accuracy of one training setting and seed, without (baseline) or with (pelt) the table.
 
-Seed, variant, setting and the hyper-parameters come in params.options; L is resolved here, since
-the LAMA sweep that may choose it only exists once the job runs.
+Seed, variant, setting and the hyper-parameters come in params.options; L is resolved by the
+runner, since the LAMA sweep that may choose it only exists once the job runs.
 """
 
 from pelt.logs import start_job
@@ -9,7 +9,6 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.settings import TableInputs, Wiki80Settings, parse
-from pelt.eval.variants import resolve_norm
 from pelt.eval.wiki80 import Wiki80Files, run_wiki80
 
 options = dict(snakemake.params.options)
@@ -27,7 +26,8 @@ run_wiki80(
         variant=variant,
         table=snakemake.input.get("table"),
         task_entities=snakemake.input.get("task_entities"),
-        norm=resolve_norm(snakemake.params.norm, snakemake.input.get("norm_sweep")),
+        norm=snakemake.params.norm,
+        norm_sweep=snakemake.input.get("norm_sweep"),
     ),
     settings=parse(Wiki80Settings, options),
     seed=seed,

@@ -54,10 +54,10 @@ from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import LamaSettings, TableInputs
 from pelt.eval.uhn import read_uhn
-from pelt.eval.variants import resolve_variant
+from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
-from pelt.models import forward_mlm, load_masked_lm
+from pelt.models import default_norm, forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
 from pelt.tasks import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
@@ -268,10 +268,10 @@ def _prepare(model_name_or_path: str, files: LamaFiles, tables: TableInputs, mis
 def _score(
     probe: _Probe, variant: str, norm: float | None, batch_size: int, max_length: int, predictions_out: str | None
 ) -> dict:
-    """The result dict of one evaluation (per-fact predictions written to ``predictions_out`` unless None)."""
+    """The result dict of one evaluation at L = ``norm`` (None for the baseline), per-fact
+    predictions written to ``predictions_out`` unless None."""
     model, tokenizer, table, candidates = probe.model, probe.tokenizer, probe.table, probe.candidates
     injects = variant != "baseline"
-    used_norm = (norm if norm is not None else table.norm) if injects else None
     candidate_ids = torch.tensor(sorted(set(candidates.values())), device=model.device)
     names = {}
     for word, token_id in candidates.items():
@@ -284,7 +284,7 @@ def _score(
         probe.entity_ids,
         table if injects else None,
         candidate_ids,
-        used_norm,
+        norm,
         batch_size,
         max_length,
         probe.missing,
@@ -347,7 +347,7 @@ def _score(
         "task": "lama",
         "model": probe.model_name_or_path,
         "variant": variant,
-        "norm": used_norm,
+        "norm": norm,
         "table": probe.table_path,
         "lowercased": probe.lowercased,
         "missing": probe.missing,
@@ -432,17 +432,18 @@ def run_lama(
     ``pelt`` when a table is given. The controls (:func:`pelt.eval.controls.write_control_table`)
     inject the control table they are given, as ``pelt`` does. A baseline may still be given the
     table and task entities: they then only assign facts to frequency buckets, so that both
-    variants are bucketed alike. ``tables.norm`` is L for the injected vectors (default: the
-    table's own). With ``files.uhn`` the LAMA-UHN scores, on the facts it keeps, stand beside the
-    LAMA ones. An uncased model is probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`,
-    :func:`common_words`). ``settings.missing``: what a subject resolved to an entity without a
-    vector becomes (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
+    variants are bucketed alike. L is :func:`pelt.eval.variants.resolve_norm`'s. With ``files.uhn``
+    the LAMA-UHN scores, on the facts it keeps, stand beside the LAMA ones. An uncased model is
+    probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`, :func:`common_words`).
+    ``settings.missing``: what a subject resolved to an entity without a vector becomes
+    (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
     """
     variant = resolve_variant(tables.variant, tables.table, tables.task_entities, "run_lama", ("pelt", *CONTROLS))
     probe = _prepare(model_name_or_path, files, tables, settings.missing)
     if variant != "baseline":
         probe.table.check_model(probe.model)
-    result = _score(probe, variant, tables.norm, settings.batch_size, settings.max_length, predictions_out)
+    norm = None if variant == "baseline" else resolve_norm(tables.norm, tables.norm_sweep, default_norm(probe.model))
+    result = _score(probe, variant, norm, settings.batch_size, settings.max_length, predictions_out)
     result["model_training"] = _training_summary(model_name_or_path)
     with open(out_json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)

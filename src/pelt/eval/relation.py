@@ -48,12 +48,13 @@ from transformers import (
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import EncoderSettings, TableInputs
-from pelt.eval.variants import resolve_variant
+from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
 from pelt.models import (
     attention_for_training,
     autocast_label,
+    default_norm,
     load_masked_lm,
     max_input_length,
     mention_token_span,
@@ -372,7 +373,7 @@ def load_encoder(
     if variant != "baseline":
         table = EntityTable.open(tables.table)
         table.check_model(model)
-        norm = table.norm if tables.norm is None else float(tables.norm)
+        norm = resolve_norm(tables.norm, tables.norm_sweep, default_norm(model))
         if tables.train_table is not None:
             train_table = EntityTable.open(tables.train_table)
             train_table.check_model(model)

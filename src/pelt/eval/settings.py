@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 
 @dataclass(frozen=True)
 class TableInputs:
-    """Which table a run injects, and at what length L: the variant (``baseline`` injects none; its
-    table, when given, only splits the results by the heads' frequency), the table and the task
-    entities its mentions resolve against. ``train_table`` and ``train_task_entities`` (FewRel 2.0)
-    serve the training and validation data, as the authors' loader. ``norm`` None: the table's L."""
+    """Which table a run injects, and what decides its length L: the variant (``baseline`` injects
+    none; its table, when given, only splits the results by the heads' frequency), the table and the
+    task entities its mentions resolve against. ``train_table`` and ``train_task_entities`` (FewRel
+    2.0) serve the training and validation data, as the authors' loader. ``norm`` is the configured
+    L and ``norm_sweep`` the LAMA sweep that chooses one (:func:`pelt.eval.variants.resolve_norm`)."""
 
     variant: str | None = None
     table: str | None = None
@@ -31,6 +32,7 @@ class TableInputs:
     norm: float | None = None
     train_table: str | None = None
     train_task_entities: str | None = None
+    norm_sweep: str | None = None
 
     def __post_init__(self) -> None:
         if (self.train_table is None) != (self.train_task_entities is None):

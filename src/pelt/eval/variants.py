@@ -36,8 +36,11 @@ def resolve_variant(
     return variant
 
 
-def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None) -> float | None:
-    """L of a run with the table: the configured ``norm``, else the LAMA sweep's chosen L, else None (the table's).
+def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None, family_norm: float) -> float:
+    """L of a run with the table: the configured ``norm``, else the LAMA sweep's chosen L, else the
+    model family's (:attr:`pelt.models.Family.norm`). The one place L is decided; every runner
+    asks it, and a table records only its family's L, so changing L reruns the evaluations and
+    never the encoding.
 
     The paper picks L on the knowledge probe and uses it everywhere (section 3.1): the LAMA runs
     with the table and its controls, and the fine-tuning. A norm set in the config is the user's
@@ -46,7 +49,7 @@ def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None) 
     if norm is not None:
         return float(norm)
     if sweep_json is None:
-        return None
+        return float(family_norm)
     with open(sweep_json, encoding="utf-8") as fh:
         sweep = json.load(fh)
     if sweep.get("task") != "lama_norm_sweep" or not isinstance(sweep.get("chosen_norm"), (int, float)):
