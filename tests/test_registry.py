@@ -84,6 +84,33 @@ def test_run_files_and_the_fewrel_training_default():
         registry.fewrel_default_training("fewrel2", FEWREL2, {"fewrel2": FEWREL2})
 
 
+def test_the_kinds_name_their_data_and_run_files(tmp_path, monkeypatch):
+    # the workflow asks these instead of naming kinds: a task's entity files, one run's files, its checks
+    monkeypatch.chdir(tmp_path)
+    for name in ("val_pubmed.json", "val_wiki.json", "train_0.01.jsonl", "train.jsonl", "dev.jsonl", "P19.jsonl"):
+        (tmp_path / name).touch()
+    tasks = {"fewrel2": FEWREL2, "wiki80": WIKI80}
+    wiki80_files = ["train_0.01.jsonl", "train.jsonl", "dev.jsonl"]
+    assert registry.data_files("fewrel2", FEWREL2, tasks) == {"test": ["val_pubmed.json"], "train": wiki80_files}
+    assert registry.data_files("wiki80", WIKI80, tasks) == {"train": wiki80_files[:2], "dev": ["dev.jsonl"]}
+    assert registry.run_files("fewrel2", FEWREL2, tasks) == {
+        "train": wiki80_files,
+        "val": [],
+        "test": ["val_pubmed.json"],
+        "exclude": ["val_wiki.json"],
+    }
+    lama = {"facts": "P*.jsonl", "relations": "relations.jsonl", "common_vocab": "vocab.txt"}
+    assert registry.run_files("lama", lama, {"lama": lama})["facts"] == ["P19.jsonl"]
+    with pytest.raises(ValueError, match="not evaluated"):
+        registry.run_files("entities", {"entities": "x.txt"}, {})
+    with pytest.raises(FileNotFoundError, match=r"tasks.lama.facts: no file matches 'Q\*.jsonl'"):
+        registry.check_task("lama", dict(lama, facts="Q*.jsonl"), {})
+    with pytest.raises(ValueError, match=r"no epochs for the training settings \['100%'\]"):
+        registry.check_task("wiki80", dict(WIKI80, epochs={"1%": 125}), tasks)
+    kinds = [registry.kind_of(name, task) for name, task in {**tasks, "lama": lama}.items()]
+    assert [s for kind in kinds for s in kind.summaries] == ["fewrel", "wiki80", "lama", "norm_sweep"]
+
+
 def test_norm_comes_from_the_sweep_unless_configured():
     assert registry.norm_from_sweep({"name": "demo"}, {"lama": {}})
     assert not registry.norm_from_sweep({"name": "demo", "norm": 7}, {"lama": {}})

@@ -13,6 +13,7 @@ Pure Python on purpose: the Snakefile imports it, in whatever environment Snakem
 
 from __future__ import annotations
 
+import glob
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,15 @@ class TaskKind:
     entity_reader: str  # module:function, a data file -> the (name, QID) of each entity it mentions
     benchmarks: tuple[str, ...]  # what its results report, the keys of the paper's numbers
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
+    summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
+    figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
+    # (name, task, tasks) -> {data key: files}, where a key the task leaves out has a default (FewRel:
+    # Wiki80's files); None: each data key's files as configured.
+    default_files: Callable[[str, Mapping, Mapping], dict[str, list[str]]] | None = None
+    # (name, task, tasks, setting) -> the files of one run, by the names its rule's inputs take.
+    run_files: Callable[[str, Mapping, Mapping, str | None], dict[str, str | list[str]]] | None = None
+    # (name, task) -> raises ValueError: a config error the schema cannot express
+    check: Callable[[str, Mapping], None] | None = None
 
 
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
@@ -42,6 +52,9 @@ KINDS: dict[str, TaskKind] = {
         runner="pelt.eval.lama:run_lama",
         entity_reader="pelt.tasks:lama_entities",
         benchmarks=("lama", "lama_frequency"),
+        summaries=("lama", "norm_sweep"),
+        figures=("norm_sweep", "lama_buckets"),
+        run_files=lambda name, task, tasks, setting: lama_run_files(name, task),
     ),
     "fewrel": TaskKind(
         "fewrel",
@@ -66,6 +79,10 @@ KINDS: dict[str, TaskKind] = {
         runner="pelt.eval.fewrel:run_fewrel",
         entity_reader="pelt.tasks:fewrel_entities",
         benchmarks=("fewrel1", "fewrel2"),
+        summaries=("fewrel",),
+        figures=("fewrel",),
+        default_files=lambda name, task, tasks: {"train": fewrel_default_training(name, task, tasks)},
+        run_files=lambda name, task, tasks, setting: fewrel_run_files(name, task, tasks),
     ),
     "wiki80": TaskKind(
         "wiki80",
@@ -76,6 +93,10 @@ KINDS: dict[str, TaskKind] = {
         runner="pelt.eval.wiki80:run_wiki80",
         entity_reader="pelt.tasks:wiki80_entities",
         benchmarks=("wiki80",),
+        summaries=("wiki80",),
+        figures=("wiki80",),
+        run_files=lambda name, task, tasks, setting: wiki80_run_files(task, setting),
+        check=lambda name, task: check_wiki80_epochs(task),
     ),
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
@@ -105,6 +126,64 @@ def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
     if kind not in KINDS:
         raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
     return KINDS[kind]
+
+
+def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
+    """Files matched by ``patterns`` (a mapping: its values) in order; a glob that matches nothing is a config
+    error, not an empty task."""
+    if isinstance(patterns, Mapping):
+        patterns = list(patterns.values())
+    files: list[str] = []
+    for pattern in [patterns] if isinstance(patterns, str) else patterns:
+        matched = sorted(glob.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"{what}: no file matches {pattern!r}")
+        files.extend(matched)
+    return files
+
+
+def data_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    """Each data key's files (globs expanded), a key the task leaves out filled by its kind's
+    default: the files whose entities the table needs, and so the task-entity jobs' inputs."""
+    kind = kind_of(name, task)
+    files = {key: expand_globs(task[key], f"tasks.{name}.{key}") for key in kind.data_keys if key in task}
+    if kind.default_files is not None and set(kind.data_keys) - set(files):
+        defaults = kind.default_files(name, task, tasks)
+        files.update({key: defaults[key] for key in kind.data_keys if key not in files and key in defaults})
+    return files
+
+
+def run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping], setting: str | None = None) -> dict:
+    """The files one evaluation run of the task reads, by the names its rule's inputs take."""
+    kind = kind_of(name, task)
+    if kind.run_files is None:
+        raise ValueError(f"tasks.{name}: a {kind.name} task is not evaluated")
+    return kind.run_files(name, task, tasks, setting)
+
+
+def check_task(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> None:
+    """Config errors the schema cannot express, raised before anything runs: a data file that is
+    not there, a FewRel task with nothing to train on, a Wiki80 setting without its epochs."""
+    data_files(name, task, tasks)
+    kind = kind_of(name, task)
+    if kind.check is not None:
+        kind.check(name, task)
+
+
+def check_wiki80_epochs(task: Mapping) -> None:
+    missing = sorted(set(task["train"]) - set(task["epochs"]))
+    if missing:
+        raise ValueError(f"tasks.wiki80.epochs: no epochs for the training settings {missing}")
+
+
+def lama_run_files(name: str, task: Mapping) -> dict[str, str | list[str]]:
+    files = {key: task[key] for key in ("relations", "common_vocab", "common_vocab_lowercased") if task.get(key)}
+    return {"facts": expand_globs(task["facts"], f"tasks.{name}.facts"), **files}
+
+
+def fewrel_run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    files = {part: expand_globs(task.get(part, []), f"tasks.{name}.{part}") for part in ("val", "test", "exclude")}
+    return {"train": data_files(name, task, tasks)["train"], **files}
 
 
 def resolve(path: str) -> Callable:

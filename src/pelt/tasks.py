@@ -23,7 +23,6 @@ training setting): its values are read.
 from __future__ import annotations
 
 import csv
-import glob
 import json
 import logging
 import os
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from pelt.registry import kind_of, resolve
+from pelt.registry import expand_globs, kind_of, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -41,20 +40,6 @@ logger = logging.getLogger(__name__)
 TRAINING_KEYS = ("train", "val")
 
 EntityRef = tuple[str, str | None]
-
-
-def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
-    """Files matched by ``patterns`` (a mapping: its values) in order; a glob that matches nothing is a config
-    error, not an empty task."""
-    if isinstance(patterns, Mapping):
-        patterns = list(patterns.values())
-    files: list[str] = []
-    for pattern in [patterns] if isinstance(patterns, str) else patterns:
-        matched = sorted(glob.glob(pattern))
-        if not matched:
-            raise FileNotFoundError(f"{what}: no file matches {pattern!r}")
-        files.extend(matched)
-    return files
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:

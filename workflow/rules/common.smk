@@ -1,4 +1,3 @@
-import glob
 import os
 import re
 import sys
@@ -230,21 +229,14 @@ def result_outputs():
             domain=domain,
             model=MODELS,
         )
-    summaries = []
-    if "lama" in config["tasks"]:
-        summaries += ["lama", "norm_sweep"]
-    if FEWREL_TASKS:
-        summaries.append("fewrel")
-    if "wiki80" in config["tasks"]:
-        summaries.append("wiki80")
+    kinds = [registry.kind_of(name, task) for name, task in config["tasks"].items()]
+    summaries = list(dict.fromkeys(s for kind in kinds for s in kind.summaries))
     outputs += expand(
         "results/eval/summary/{summary}.{ext}",
         summary=summaries,
         ext=["csv", "md", "html"],
     )
-    figures = [s for s in summaries if s != "lama"] + ["frequencies"]
-    if "lama" in config["tasks"]:
-        figures.append("lama_buckets")
+    figures = [*dict.fromkeys(f for kind in kinds for f in kind.figures), "frequencies"]
     if task_domains():  # how the task entities were linked; none asked, nothing to say
         figures.append("coverage")
         outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
@@ -277,15 +269,32 @@ def headline_inputs(wildcards):
     }
 
 
+def config_error(function, *args):
+    """A pelt.registry function's answer, its refusal (a file not there, a setting missing) a
+    config error in one line."""
+    try:
+        return function(*args)
+    except (ValueError, FileNotFoundError) as err:
+        raise WorkflowError(str(err)) from None
+
+
 def expand_globs(patterns, key):
     """Files of a glob or a list of globs, sorted; a glob that matches nothing is a config error."""
-    files = []
-    for pattern in [patterns] if isinstance(patterns, str) else patterns:
-        matched = sorted(glob.glob(pattern))
-        if not matched:
-            raise WorkflowError(f"{key}: no file matches {pattern!r}")
-        files.extend(matched)
-    return files
+    return config_error(registry.expand_globs, patterns, key)
+
+
+def task_data_files(name):
+    """Each data key's files of a task (pelt.registry.data_files): whose entities its table needs."""
+    return config_error(
+        registry.data_files, name, config["tasks"][name], config["tasks"]
+    )
+
+
+def task_run_files(name, setting=None):
+    """The files one evaluation run of a task reads (pelt.registry.run_files)."""
+    return config_error(
+        registry.run_files, name, config["tasks"][name], config["tasks"], setting
+    )
 
 
 def tasks_of_domain(domain):
@@ -309,79 +318,22 @@ def task_entity_params(wildcards):
     for name, task in tasks_of_domain(wildcards.domain).items():
         kind = registry.kind_of(name, task)
         params[name] = {key: task[key] for key in registry.DOMAIN_KEYS if key in task}
-        for key in kind.data_keys:
-            if key in task:  # Wiki80's `train` maps settings to files: its files count
-                files = task[key]
-                files = list(files.values()) if isinstance(files, dict) else files
-                params[name][key] = expand_globs(files, f"tasks.{name}.{key}")
+        params[name].update(task_data_files(name))
         params[name].update({k: task[k] for k in kind.reader_keys if k in task})
-        if kind.name == "fewrel":
-            params[name]["train"] = fewrel_files(name)["train"]
     return params
-
-
-def lama_files():
-    task = config["tasks"]["lama"]
-    return {
-        "facts": expand_globs(task["facts"], "tasks.lama.facts"),
-        "relations": task["relations"],
-        "common_vocab": task["common_vocab"],
-        **(
-            {"common_vocab_lowercased": task["common_vocab_lowercased"]}
-            if task.get("common_vocab_lowercased")
-            else {}
-        ),
-    }
-
-
-def fewrel_files(name):
-    """The files of a FewRel task, globs expanded."""
-    task = config["tasks"][name]
-    files = {
-        part: expand_globs(task.get(part, []), f"tasks.{name}.{part}")
-        for part in ("train", "val", "test", "exclude")
-    }
-    if "train" not in task:
-        files["train"] = fewrel_default_training(name)
-    return files
-
-
-def fewrel_default_training(name):
-    """pelt.registry.fewrel_default_training, its refusal a config error."""
-    try:
-        return registry.fewrel_default_training(
-            name, config["tasks"][name], config["tasks"]
-        )
-    except ValueError as err:
-        raise WorkflowError(str(err)) from None
-
-
-def wiki80_every_file():
-    return registry.wiki80_files(config["tasks"]["wiki80"])
-
-
-def wiki80_files(setting):
-    return registry.wiki80_run_files(config["tasks"]["wiki80"], setting)
 
 
 def task_files(wildcards):
     """Every task data file of a domain that pelt.tasks reads entities from, so that editing one
     reruns what depends on it."""
-    files = []
-    for name, task in tasks_of_domain(wildcards.domain).items():
-        kind = task_kind(name)
-        if kind == "lama":
-            files += lama_files()["facts"]
-        elif kind == "fewrel":
-            read = fewrel_files(name)
-            files += read["val"] + read["test"]
-            if "train" in task:  # else Wiki80's files, read as the wiki80 task's
-                files += read["train"]
-        elif kind == "wiki80":
-            files += wiki80_every_file()
-        elif kind == "entities":
-            files += expand_globs(task["entities"], f"tasks.{name}.entities")
-    return files
+    return sorted(
+        {
+            path
+            for name in tasks_of_domain(wildcards.domain)
+            for paths in task_data_files(name).values()
+            for path in paths
+        }
+    )
 
 
 def evaluation_inputs(wildcards, task, files, with_table):
@@ -465,7 +417,9 @@ def lama_inputs(wildcards):
     control table (same ids and counts, other vectors). The variants that inject take L from the
     model's norm sweep where that chooses it (norm_from_sweep), as the fine-tuning runs do.
     """
-    inputs = evaluation_inputs(wildcards, "lama", lama_files(), with_table=True)
+    inputs = evaluation_inputs(
+        wildcards, "lama", task_run_files("lama"), with_table=True
+    )
     variant = wildcards.get("variant")
     if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
         inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
@@ -476,10 +430,7 @@ def finetuning_inputs(wildcards):
     """FewRel and Wiki80 runs: every variant reads the table, the baseline only for the heads'
     frequencies (results split rare / frequent), a control its control table; the variants that
     inject take the model's LAMA norm sweep where that chooses L (norm_from_sweep)."""
-    if task_kind(wildcards.task) == "fewrel":
-        files = fewrel_files(wildcards.task)
-    else:
-        files = wiki80_files(wildcards.setting)
+    files = task_run_files(wildcards.task, wildcards.setting)
     inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=True)
     if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
         inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
@@ -502,19 +453,10 @@ def finetuning_options(wildcards):
     )
 
 
-def check_finetuning_tasks():
-    """Config errors the schema cannot express, refused before the DAG is built: a FewRel task with
-    nothing to train on (fewrel_default_training raises), a Wiki80 setting without its epochs.
-    """
-    for name in FEWREL_TASKS:
-        if "train" not in config["tasks"][name]:
-            fewrel_default_training(name)
-    wiki80 = config["tasks"].get("wiki80")
-    missing = sorted(set(wiki80["train"]) - set(wiki80["epochs"])) if wiki80 else []
-    if missing:
-        raise WorkflowError(
-            f"tasks.wiki80.epochs: no epochs for the training settings {missing}"
-        )
+def check_tasks():
+    """Config errors the schema cannot express, refused before the DAG is built (pelt.registry.check_task)."""
+    for name, task in config["tasks"].items():
+        config_error(registry.check_task, name, task, config["tasks"])
 
 
 def check_entities_are_named():
@@ -530,7 +472,7 @@ def check_entities_are_named():
 
 
 check_entities_are_named()
-check_finetuning_tasks()
+check_tasks()
 
 
 DOWNLOAD = config.get("download", {})

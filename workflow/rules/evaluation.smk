@@ -47,7 +47,7 @@ rule control_table:
 
 rule lama_uhn:
     input:
-        facts=lambda wildcards: lama_files()["facts"],
+        facts=lambda wildcards: task_run_files("lama")["facts"],
         model=uhn_model_input,
     output:
         "results/eval/lama/uhn.json",
