@@ -19,7 +19,7 @@ Measured per parser, summed over the pages:
 * leftover markup: occurrences of ``[[``, ``]]``, ``{{``, ``}}``, ``<ref``, ``''``, ``{|``, ``|}``,
   ``<!--``, HTML/extension tags, ``__MAGIC__`` words and escaped entities (``&amp;`` ...) in the text;
 * anchors equal to the visible text: of the raw ``[[target|label]]trail`` links (a regular
-  expression over the wikitext, as tests/test_corpus.py computes them), how many the parser
+  expression over the wikitext, as tests/unit/corpus/test_corpus.py computes them), how many the parser
   reports as an anchor whose text is that label (quotes, tags and entities removed) to that target;
   for pelt the anchor text is ``text[start:end]``, so the span is checked against the text it
   indexes; the peers expose link labels, not spans, so theirs are checked by label;

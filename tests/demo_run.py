@@ -121,7 +121,7 @@ def unlock_after_kill(workdir: Path, target: str) -> None:
 @pytest.fixture(scope="session")
 def finished(tmp_path_factory) -> Path:
     """The whole demo DAG run to the end once, with the demo model trained as `make demo` trains it
-    (tests/test_effect.py needs a model that learnt), one seed of the fine-tuning tasks (no FewRel
+    (tests/workflow/test_effect.py needs a model that learnt), one seed of the fine-tuning tasks (no FewRel
     2.0 control, Wiki80 at 1 % and 100 %), and LAMA facts about entities that have no sentence.
 
     On the way it is killed (kill -9, Snakemake and its jobs) while the corpus stage's Spark job
@@ -136,7 +136,7 @@ def finished(tmp_path_factory) -> Path:
     config["tasks"]["lama"]["facts"].append(str(facts))
     for task in ("fewrel", "fewrel2", "wiki80"):  # one seed of each: the demo's three are planned in test_workflow
         config["tasks"][task]["seeds"] = [42]
-    # The runs the guards and the report read (tests/test_effect.py: Wiki80 100 % and its controls);
+    # The runs the guards and the report read (tests/workflow/test_effect.py: Wiki80 100 % and its controls);
     # the rest of the demo's grid is planned in test_workflow.
     config["tasks"]["fewrel2"]["control_seeds"] = []
     for grid in ("train", "epochs"):

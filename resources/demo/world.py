@@ -78,7 +78,7 @@ class Entity:
 
 # Relation -> (subject kind, sentence templates). {s} the subject, {o} the object. LAMA's own
 # template of each of the nine relations is among them (a rare entity's article states its fact in
-# every wording, the probe's included: tests/test_effect.py checks that the gain stays when the
+# every wording, the probe's included: tests/workflow/test_effect.py checks that the gain stays when the
 # vectors are rebuilt without the sentence in the probe's wording); the others are there so that
 # the model learns the fact and not one wording.
 SENTENCES = {

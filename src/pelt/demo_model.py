@@ -102,7 +102,7 @@ def pack_blocks(blocks: list[list[int]], width: int, pad_id: int) -> tuple[torch
     Returns input ids, position ids and a boolean attention mask of shape (rows, 1, width, width).
     The demo's documents average a third of the model's length, so a padded batch is mostly padding:
     packed, a step costs half as much and computes, per block, what the padded batch computed
-    (``tests/test_demo_model.py`` checks it). A padding position attends to itself only, so that no
+    (``tests/unit/test_demo_model.py`` checks it). A padding position attends to itself only, so that no
     row of the mask is empty (that would make attention NaN); nothing reads its output.
     """
     rows: list[list[int]] = []

@@ -111,6 +111,28 @@ KINDS: dict[str, TaskKind] = {
         reader_keys=("column", "qid_column"),
     ),
 }
+
+
+@dataclass(frozen=True)
+class CorpusKind:
+    """A ``corpora:`` entry's kind. Its own rule parses its files (``corpus_<name>``); what follows
+    depends only on whether it has pages: a corpus with pages (titles, redirects, anchors) is linked
+    by its anchors and the paper's heuristic, and a task's entity resolves through its pages; a
+    corpus without is linked by matching the task entities' names, each name its own entity."""
+
+    name: str
+    has_pages: bool
+
+
+CORPUS_KINDS = {kind.name: kind for kind in (CorpusKind("wikipedia", True), CorpusKind("s2orc", False))}
+
+
+def domains_with_pages(corpora: Mapping[str, Mapping], has_pages: bool) -> list[str]:
+    """The configured domains whose corpus kind has pages (or has none): which linker and which
+    task-entity resolver serve them."""
+    return [name for name, corpus in corpora.items() if CORPUS_KINDS[corpus["kind"]].has_pages == has_pages]
+
+
 # Config keys of FewRel tasks and the benchmark each reports (the paper's Table 2).
 FEWREL_BENCHMARKS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
 # Keys every task may carry besides its kind's: the corpus whose table it uses (and, FewRel 2.0,

@@ -29,9 +29,16 @@ NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
 
 
 def domains_of_kind(kind):
-    """Wildcard constraint: the domains whose corpus is of this kind."""
+    """Wildcard constraint of a corpus kind's own rule: the domains whose corpus is of this kind."""
     names = [name for name, corpus in CORPORA.items() if corpus["kind"] == kind]
     return "|".join(names) if names else NEVER
+
+
+def domains_with_pages(has_pages):
+    """Wildcard constraint: the domains whose corpus kind has pages, or has none
+    (pelt.registry.CORPUS_KINDS), which decides their linker and task-entity resolver.
+    """
+    return "|".join(registry.domains_with_pages(CORPORA, has_pages)) or NEVER
 
 
 def corpus_files(key):

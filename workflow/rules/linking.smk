@@ -13,7 +13,7 @@ rule link_wikipedia:
     log:
         "logs/linking/{domain}.log",
     wildcard_constraints:
-        domain=domains_of_kind("wikipedia"),
+        domain=domains_with_pages(True),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -45,7 +45,7 @@ rule link_strings:
     log:
         "logs/linking/{domain}.log",
     wildcard_constraints:
-        domain=domains_of_kind("s2orc"),
+        domain=domains_with_pages(False),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -66,7 +66,7 @@ rule entity_ids:
     log:
         "logs/entity_ids/{domain}.log",
     wildcard_constraints:
-        domain=domains_of_kind("wikipedia"),
+        domain=domains_with_pages(True),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)

@@ -32,7 +32,7 @@ rule task_entities_by_name:
     log:
         "logs/task_entities/{domain}.log",
     wildcard_constraints:
-        domain=domains_of_kind("s2orc"),
+        domain=domains_with_pages(False),
     localrule: True
     conda:
         "../../envs/spark.yaml"
@@ -50,7 +50,7 @@ rule entity_ids_by_name:
     log:
         "logs/entity_ids/{domain}.log",
     wildcard_constraints:
-        domain=domains_of_kind("s2orc"),
+        domain=domains_with_pages(False),
     localrule: True
     conda:
         "../../envs/spark.yaml"

@@ -9,7 +9,7 @@ and loops in Python once per bracket, never once per character. The hostile page
 time and memory linear in the page (paired tags are matched in one scan, not by a regex that
 rescans to the end for each unclosed tag; headings by one greedy group; nested templates hold
 spans, not copies), recursion is bounded by MediaWiki's template depth limit, and
-``tests/test_wikitext.py`` times them as the input doubles. Markup it does not model is
+``tests/unit/corpus/test_wikitext.py`` times them as the input doubles. Markup it does not model is
 removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or ``<ref`` reaches
 ``text``.
 

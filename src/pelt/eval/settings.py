@@ -4,7 +4,7 @@ A run's hyper-parameters used to travel as 25 to 40 keyword arguments, each spel
 runner's signature, its training loop and its result. Here each is written once: the workflow's
 job script parses the options the registry gives it (:func:`pelt.registry.runner_options`) into
 these objects, the runner reads them, and the result records them whole (:func:`as_record`).
-Their defaults are the config schema's (``tests/test_registry.py`` keeps them in step), so that a
+Their defaults are the config schema's (``tests/unit/test_registry.py`` keeps them in step), so that a
 library user calling a runner gets what the workflow would run.
 
 Pure Python, no torch: the numbers are checked when the settings are made, before a model is

@@ -229,7 +229,7 @@ def _reachable_candidates(
     S, and S holds the seeds, then the candidates linked in the round before; so it must be within
     ``max_iterations`` hops of a seed along a chain of the document's candidates. A candidate
     farther than that is never in S', never decides a uniqueness test and is dropped without
-    changing any link (``tests/test_linking.py`` compares with all name-side candidates). Pairing
+    changing any link (``tests/unit/linking/test_linking.py`` compares with all name-side candidates). Pairing
     each name of a document with every entity of the name instead costs the names' ambiguity,
     which grows with the corpus (a name gains entities as pages are added, on the replicated
     benchmark one per copy), while the seeds' neighbourhoods do not.

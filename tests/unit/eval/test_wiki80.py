@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from conftest import REPO
 from relation_data import records, write_wiki80
 
 from pelt.eval.relation import RelationEncoder, resolve_instances
@@ -27,7 +28,7 @@ from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks import read_wiki80
 
-DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "wiki80"
+DEMO = REPO / "resources" / "demo" / "wiki80"
 NO_TABLE = TableInputs("baseline")
 RELATIONS = ["P19", "P36", "P108", "P206", "P30"]
 

@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 from tiny_models import FAMILIES
 
 from pelt.encoding import build_table
 from pelt.models import default_norm, forward_mlm, load_masked_lm, representation
 from pelt.table import EntityTable, write_table
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "use_a_table.py"
+EXAMPLE = REPO / "examples" / "use_a_table.py"
 MENTIONS = [  # entity, sentence, span: sentences of the tiny models' corpus
     ("Marie Curie", "Marie Curie was born in Warsaw and worked in Paris.", (0, 11)),
     ("Marie Curie", "In Paris, Marie Curie worked on radium.", (10, 21)),

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import mwparserfromhell
 import pytest
+from conftest import REPO
 
-DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+DEMO = REPO / "resources" / "demo"
 MW = "{http://www.mediawiki.org/xml/export-0.11/}"
 
 

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import REPO
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.relation import (
@@ -34,7 +35,7 @@ from pelt.models import attention_for_training, default_norm, family, load_maske
 from pelt.table import EntityTable, write_table
 from pelt.tasks import Entity, Instance, read_fewrel, read_instances, read_wiki80
 
-DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+DEMO = REPO / "resources" / "demo"
 
 
 def _inst(

@@ -172,3 +172,13 @@ def test_settings_parse_flat_options_and_refuse_unknown_keys():
         settings.parse(settings.LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
     with pytest.raises(ValueError, match="first_eval"):
         settings.FewRelSettings(steps=10, first_eval=20)
+
+
+def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] == list(
+        registry.CORPUS_KINDS
+    )
+    corpora = {"wiki": {"kind": "wikipedia"}, "bio": {"kind": "s2orc"}, "pubmed": {"kind": "s2orc"}}
+    assert registry.domains_with_pages(corpora, True) == ["wiki"]
+    assert registry.domains_with_pages(corpora, False) == ["bio", "pubmed"]

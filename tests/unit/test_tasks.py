@@ -7,10 +7,11 @@ import logging
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from pelt.tasks import task_entities
 
-DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+DEMO = REPO / "resources" / "demo"
 
 
 def _demo_tasks() -> dict:
