@@ -7,16 +7,21 @@ import bz2
 import csv
 import json
 import re
+import shutil
+import site
 import subprocess
 import sys
+import sysconfig
+import venv
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from demo_run import CORPUS_FILE, DEMO, REPO, SNAKEMAKE, snakemake, write_config
-from test_flags import html_rows
+from demo_run import CORPUS_FILE, DEMO, PAPER_WORKDIR, REPO, SNAKEMAKE, TEST_CONFIG, snakemake, write_config
+from html_pages import html_rows
 
 from pelt import registry
 from pelt.table import EntityTable
@@ -52,6 +57,45 @@ def test_snakefmt_is_clean():
 def test_ruff_is_clean(command):
     run = subprocess.run([sys.executable, "-m", "ruff", *command, "."], capture_output=True, text=True, cwd=REPO)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_jobs_import_the_workflows_own_pelt(tmp_path):
+    """A job's script imports src/pelt of the workflow's checkout, through the one path that
+    common.smk sets (no link to it beside the scripts, no install needed), ahead of any installed
+    pelt: run by a Python that has the environment's packages but, in place of an installed pelt, one
+    that fails on import (a .pth line adds the packages' folder without its .pth files, and so
+    without an editable install of pelt)."""
+    env = tmp_path / "env"
+    venv.create(env, with_pip=False)
+    packages = Path(sysconfig.get_path("purelib", vars={"base": str(env)}))
+    (packages / "environment.pth").write_text("".join(f"{path}\n" for path in site.getsitepackages()))
+    (packages / "pelt").mkdir()
+    (packages / "pelt" / "__init__.py").write_text('raise ImportError("an installed pelt, not the workflow\'s")\n')
+    work = tmp_path / "work"
+    write_config(work)
+    (work / "data" / "LAMA").mkdir(parents=True)  # lama_release, a job that takes a second
+    with zipfile.ZipFile(work / "data" / "LAMA" / "data.zip", "w") as zf:
+        zf.writestr("data/relations.jsonl", '{"relation": "P19"}\n')
+    run = snakemake(work, "--cores", "1", "data/LAMA/release", python=env / "bin" / "python")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (work / "data" / "LAMA" / "release" / "data" / "relations.jsonl").read_text() == '{"relation": "P19"}\n'
+
+
+def test_the_default_profile_is_the_one_beside_the_snakefile(tmp_path):
+    """Snakemake 9 reads profiles/default of the Snakefile's folder (or of the working directory) by
+    itself: the catalog's workflow/profiles/default is that place for a workflow/Snakefile."""
+    write_config(tmp_path)
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert f"workflow specific profile {REPO / 'profiles' / 'default'} " in run.stdout + run.stderr
+
+
+def test_the_suites_lama_facts_add_to_the_demos():
+    """.test/config/config.yaml replaces the list of LAMA facts (a merge replaces lists): it must keep
+    the demo's, then add its own."""
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["tasks"]["lama"]["facts"]
+    suite = yaml.safe_load(TEST_CONFIG.read_text())["tasks"]["lama"]["facts"]
+    assert suite[: len(demo)] == demo and len(suite) > len(demo), suite
 
 
 @pytest.mark.parametrize(
@@ -136,15 +180,10 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
     """`config/paper.yaml` as the authors ran it: FewRel 1.0 and 2.0 train on FewRel's train_wiki.json (which
     its download section fetches), Wiki80 1 % for 250 epochs (their README), all with their four new
     entity-marker tokens (the demo: `@` and `#`); the plan builds from the files
-    its download section names (empty stand-ins here: a dry run reads none)."""
+    its download section names and the dumps (.test/paper/data: empty stand-ins, a dry run reads none)."""
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     assert "fewrel/train_wiki.json" in paper["download"]["files"]
-    names = ["enwiki/enwiki-20261101-pages-articles-multistream.xml.bz2", "enwiki/enwiki-20261101-page_props.sql.gz"]
-    names += ["s2orc/shard.jsonl.gz", "LAMA/release/data/relations.jsonl", "LAMA/release/data/TREx/P19.jsonl"]
-    names += ["LAMA/release/data/Google_RE/place_of_birth_test.jsonl", *paper["download"]["files"]]
-    for name in names:
-        (tmp_path / "data" / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "data" / name).touch()
+    shutil.copytree(PAPER_WORKDIR, tmp_path, dirs_exist_ok=True)
     run = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "paper.yaml"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     fewrel = [job for job in planned_jobs(run.stdout) if job["rule"] == "fewrel"]

@@ -4,22 +4,14 @@ real ones are not; the flags and the tables reach the summaries' HTML pages."""
 from __future__ import annotations
 
 import json
-import re
-from html import unescape
 from pathlib import Path
+
+from html_pages import html_rows
 
 from pelt.report.finetuning_summary import write_fewrel_summary
 from pelt.report.flags import chance_flags, chance_level, lama_flags, norm_sweep_flags
 from pelt.report.html import markdown_html
 from pelt.report.lama_summary import write_norm_sweep_summary
-
-
-def html_rows(html: str) -> list[list[str]]:
-    """The cells of every table row of an HTML page, as text."""
-    return [
-        [unescape(re.sub(r"<[^>]+>", "", cell)) for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)]
-        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
-    ]
 
 
 def _lama(variant: str, macro: float, facts: int = 500, injected: int = 400) -> dict:

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_flags import html_rows
+from html_pages import html_rows
 
 from pelt.logs import write_counts
 from pelt.report.figures import (
