@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from pelt.demo_model import train_demo_model
+from pelt.demo_model import DemoModelSettings, train_demo_model
 from pelt.models import native_bf16
 
 DOCUMENTS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "pretraining" / "documents.txt"
@@ -41,7 +41,9 @@ def main() -> None:
     for _ in range(args.repeats):
         for precision, results in runs.items():
             with tempfile.TemporaryDirectory() as out:
-                results.append(train_demo_model(args.documents, out, steps=args.steps, precision=precision))
+                results.append(
+                    train_demo_model(args.documents, out, DemoModelSettings(steps=args.steps, precision=precision))
+                )
     seconds = {p: statistics.median(r["seconds"] for r in results) for p, results in runs.items()}
     report = {
         "cpu": platform.processor() or platform.machine(),

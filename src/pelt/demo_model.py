@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -136,21 +137,26 @@ def pack_blocks(blocks: list[list[int]], width: int, pad_id: int) -> tuple[torch
     return torch.from_numpy(ids), torch.from_numpy(positions), torch.from_numpy(attention[:, None])
 
 
+@dataclass(frozen=True)
+class DemoModelSettings:
+    """The demo model's size and recipe: the config's ``demo_model`` less its documents, whose
+    defaults are the schema's (tests/unit/test_demo_model.py keeps them in step)."""
+
+    vocab_size: int = 4000
+    hidden_size: int = 128
+    num_layers: int = 2
+    num_heads: int = 2
+    max_seq_len: int = 64
+    steps: int = 3000
+    batch_size: int = 128
+    learning_rate: float = 3e-3
+    mask_rate: float = 0.3
+    seed: int = 42
+    precision: str = "auto"
+
+
 def train_demo_model(
-    documents_path: str | os.PathLike[str],
-    out_dir: str,
-    *,
-    vocab_size: int = 4000,
-    hidden_size: int = 128,
-    num_layers: int = 2,
-    num_heads: int = 2,
-    max_seq_len: int = 64,
-    steps: int = 3000,
-    batch_size: int = 128,
-    learning_rate: float = 3e-3,
-    mask_rate: float = 0.3,
-    seed: int = 42,
-    precision: str = "auto",
+    documents_path: str | os.PathLike[str], out_dir: str, settings: DemoModelSettings = DemoModelSettings()
 ) -> dict[str, float | str]:
     """Train tokenizer and masked LM on the documents of ``documents_path`` (one per line); save both
     to ``out_dir`` with ``training.json`` (the summary returned).
@@ -163,85 +169,40 @@ def train_demo_model(
     of similar-length documents ran twice as fast but learnt the facts markedly worse (similar
     lengths meant similar kinds of document in a batch); a random batch is packed instead
     (``pack_blocks``), which is as fast and computes what the padded batch did. Documents longer than
-    ``max_seq_len`` tokens are cut into blocks; the model has exactly ``max_seq_len`` positions.
+    ``settings.max_seq_len`` tokens are cut into blocks; the model has exactly that many positions.
 
-    ``precision`` (:func:`pelt.models.resolve_autocast`): ``auto`` trains under bf16 autocast where
+    ``settings.precision`` (:func:`pelt.models.resolve_autocast`): ``auto`` trains under bf16 autocast where
     the CPU computes bf16 natively (AVX-512 BF16, AMX), about 1.4x faster than fp32 with attention
     kept in fp32 (:func:`pelt.models.attention_for_training`), and in fp32 elsewhere. The two learn
     the demo's facts alike but give different weights; ``training.json`` records which one ran.
     """
     start = time.perf_counter()
-    torch.manual_seed(seed)
+    torch.manual_seed(settings.seed)
     texts = read_documents(documents_path)
-    tokenizer = train_bpe_tokenizer(texts, vocab_size, model_max_length=max_seq_len)
+    max_seq_len = settings.max_seq_len
+    tokenizer = train_bpe_tokenizer(texts, settings.vocab_size, model_max_length=max_seq_len)
     blocks = tokenizer(texts, truncation=True, max_length=max_seq_len, return_overflowing_tokens=True)["input_ids"]
-    config = RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=num_heads,
-        intermediate_size=4 * hidden_size,
-        max_position_embeddings=max_seq_len + tokenizer.pad_token_id + 1,
-        type_vocab_size=1,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        tie_word_embeddings=True,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    model = RobertaForMaskedLM(config)
-    autocast = resolve_autocast(precision, model.device)
+    model = RobertaForMaskedLM(_roberta_config(tokenizer, settings))
+    autocast = resolve_autocast(settings.precision, model.device)
     attention_for_training(model, autocast)
-    model.train()
-    special = torch.tensor(tokenizer.all_special_ids)
-    # One fused kernel per step instead of a dozen per parameter: 6 % of the step on two cores.
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01, fused=True)
-    schedule = get_linear_schedule_with_warmup(optimizer, max(1, steps // 10), steps)
-    generator = torch.Generator().manual_seed(seed)
-    losses: list[float] = []
-    order: list[int] = []
     logger.info(
         "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d, %s",
         len(texts),
         len(blocks),
         len(tokenizer),
-        steps,
-        batch_size,
+        settings.steps,
+        settings.batch_size,
         autocast_label(autocast),
     )
-
-    def recent_loss() -> str:
-        recent = losses[-_LOSS_WINDOW:]
-        return f"MLM loss {sum(recent) / len(recent):.3f} (mean of the last {len(recent)} steps)" if recent else ""
-
-    bar = Progress("demo model training", steps, "steps", detail=recent_loss)
-    for _ in range(steps):
-        if len(order) < batch_size:
-            order += torch.randperm(len(blocks), generator=generator).tolist()
-        picked, order = order[:batch_size], order[batch_size:]
-        ids, positions, attention = pack_blocks([blocks[i] for i in picked], max_seq_len, tokenizer.pad_token_id)
-        inputs, chosen = _mask(ids, special, tokenizer.mask_token_id, len(tokenizer), mask_rate, generator)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            hidden = model.roberta(input_ids=inputs, position_ids=positions, attention_mask=attention).last_hidden_state
-            logits = model.lm_head(hidden[chosen])
-        loss = torch.nn.functional.cross_entropy(logits.float(), ids[chosen])
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
-        bar.update()
-    bar.close()
+    losses = _train(model, tokenizer, blocks, settings, autocast)
     model.eval()
     out = Path(out_dir)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     tail = losses[-_LOSS_WINDOW:]
     summary = {
-        "steps": steps,
-        "batch_size": batch_size,
+        "steps": settings.steps,
+        "batch_size": settings.batch_size,
         "documents": len(texts),
         "blocks": len(blocks),
         "vocab_size": len(tokenizer),
@@ -255,3 +216,68 @@ def train_demo_model(
     (out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")
     logger.info("demo model saved to %s: %s", out, summary)
     return summary
+
+
+def _roberta_config(tokenizer: PreTrainedTokenizerBase, settings: DemoModelSettings) -> RobertaConfig:
+    """A RoBERTa without dropout (it has to memorise), positions for exactly ``max_seq_len`` tokens."""
+    return RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=settings.hidden_size,
+        num_hidden_layers=settings.num_layers,
+        num_attention_heads=settings.num_heads,
+        intermediate_size=4 * settings.hidden_size,
+        max_position_embeddings=settings.max_seq_len + tokenizer.pad_token_id + 1,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+
+
+def _train(
+    model: RobertaForMaskedLM,
+    tokenizer: PreTrainedTokenizerBase,
+    blocks: list[list[int]],
+    settings: DemoModelSettings,
+    autocast: bool,
+) -> list[float]:
+    """The training steps on random packed batches (seeded: a rerun gives the same weights); the losses."""
+    model.train()
+    special = torch.tensor(tokenizer.all_special_ids)
+    # One fused kernel per step instead of a dozen per parameter: 6 % of the step on two cores.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=0.01, fused=True)
+    schedule = get_linear_schedule_with_warmup(optimizer, max(1, settings.steps // 10), settings.steps)
+    generator = torch.Generator().manual_seed(settings.seed)
+    losses: list[float] = []
+    order: list[int] = []
+    batch_size = settings.batch_size
+
+    def recent_loss() -> str:
+        recent = losses[-_LOSS_WINDOW:]
+        return f"MLM loss {sum(recent) / len(recent):.3f} (mean of the last {len(recent)} steps)" if recent else ""
+
+    bar = Progress("demo model training", settings.steps, "steps", detail=recent_loss)
+    for _ in range(settings.steps):
+        if len(order) < batch_size:
+            order += torch.randperm(len(blocks), generator=generator).tolist()
+        picked, order = order[:batch_size], order[batch_size:]
+        ids, positions, attention = pack_blocks(
+            [blocks[i] for i in picked], settings.max_seq_len, tokenizer.pad_token_id
+        )
+        inputs, chosen = _mask(ids, special, tokenizer.mask_token_id, len(tokenizer), settings.mask_rate, generator)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            hidden = model.roberta(input_ids=inputs, position_ids=positions, attention_mask=attention).last_hidden_state
+            logits = model.lm_head(hidden[chosen])
+        loss = torch.nn.functional.cross_entropy(logits.float(), ids[chosen])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        bar.update()
+    bar.close()
+    return losses

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 
 import pytest
 import torch
+import yaml
+from conftest import REPO
 from safetensors.torch import load_file
 from tiny_models import CORPUS
 from transformers import RobertaConfig, RobertaModel
 
-from pelt.demo_model import pack_blocks, train_demo_model
+from pelt.demo_model import DemoModelSettings, pack_blocks, train_demo_model
 from pelt.models import load_masked_lm
 
-SMALL = dict(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_len=32, batch_size=8)
+PRECISIONS = ("fp32", "bf16")
+SMALL = DemoModelSettings(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_len=32, batch_size=8)
 
 
 @pytest.fixture
@@ -27,7 +31,7 @@ def documents(tmp_path):
 def test_demo_model_trains_and_reloads(documents, tmp_path, caplog, monkeypatch):
     caplog.set_level("INFO")
     monkeypatch.setenv("PELT_PROGRESS_INTERVAL", "1e-9")  # a progress line at every step
-    summary = train_demo_model(str(documents), str(tmp_path / "a"), steps=20, **SMALL)
+    summary = train_demo_model(str(documents), str(tmp_path / "a"), replace(SMALL, steps=20))
     assert summary["final_loss"] < summary["initial_loss"] < 1.5 * summary["uniform_loss"]
     assert "skipped 1 blank lines" in caplog.text
     progress = [r.getMessage() for r in caplog.records if r.name == "pelt.progress"]
@@ -48,7 +52,7 @@ def test_demo_model_trains_and_reloads(documents, tmp_path, caplog, monkeypatch)
     with torch.no_grad():
         assert torch.isfinite(model(input_ids=torch.tensor([ids])).logits).all()
 
-    train_demo_model(str(documents), str(tmp_path / "b"), steps=20, **SMALL)
+    train_demo_model(str(documents), str(tmp_path / "b"), replace(SMALL, steps=20))
     a, b = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
@@ -56,7 +60,7 @@ def test_demo_model_trains_and_reloads(documents, tmp_path, caplog, monkeypatch)
 def test_demo_model_needs_text(tmp_path):
     (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no document text"):
-        train_demo_model(str(tmp_path / "empty.txt"), str(tmp_path / "m"), steps=1, **SMALL)
+        train_demo_model(str(tmp_path / "empty.txt"), str(tmp_path / "m"), replace(SMALL, steps=1))
 
 
 def test_a_packed_batch_computes_what_each_block_computes_alone():
@@ -98,7 +102,8 @@ def test_a_packed_batch_computes_what_each_block_computes_alone():
 def test_demo_model_precision_is_recorded_and_changes_the_weights(documents, tmp_path):
     """bf16 autocast is really used (the weights differ from fp32's) and still learns; training.json says which ran."""
     runs = {
-        p: train_demo_model(str(documents), str(tmp_path / p), steps=20, precision=p, **SMALL) for p in ("fp32", "bf16")
+        p: train_demo_model(str(documents), str(tmp_path / p), replace(SMALL, steps=20, precision=p))
+        for p in ("fp32", "bf16")
     }
     assert runs["fp32"]["precision"] == "fp32" and runs["bf16"]["precision"] == "bf16 autocast"
     assert runs["fp32"]["attention"] == "sdpa" and runs["bf16"]["attention"] == "sdpa_fp32"
@@ -109,3 +114,10 @@ def test_demo_model_precision_is_recorded_and_changes_the_weights(documents, tmp
     assert not all(torch.equal(a[k], b[k]) for k in a)
     # fp32 attention is for training only: the saved model loads with the default
     assert load_masked_lm(str(tmp_path / "bf16"))[0].config._attn_implementation == "sdpa"
+
+
+def test_the_settings_defaults_are_the_schemas():
+    # defaults live in one place: a library user training the demo model gets what the workflow trains
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    properties = schema["properties"]["demo_model"]["properties"]
+    assert asdict(DemoModelSettings()) == {k: v["default"] for k, v in properties.items() if k != "documents"}

@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.demo_model import train_demo_model
+from pelt.demo_model import DemoModelSettings, train_demo_model
 
-train_demo_model(snakemake.input.documents, snakemake.output[0], **snakemake.params.settings)
+train_demo_model(snakemake.input.documents, snakemake.output[0], DemoModelSettings(**snakemake.params.settings))
