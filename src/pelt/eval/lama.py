@@ -270,79 +270,31 @@ def _score(
 ) -> dict:
     """The result dict of one evaluation at L = ``norm`` (None for the baseline), per-fact
     predictions written to ``predictions_out`` unless None."""
-    model, tokenizer, table, candidates = probe.model, probe.tokenizer, probe.table, probe.candidates
-    injects = variant != "baseline"
-    candidate_ids = torch.tensor(sorted(set(candidates.values())), device=model.device)
-    names = {}
-    for word, token_id in candidates.items():
-        names.setdefault(token_id, word)
+    table = probe.table
+    candidate_ids = torch.tensor(sorted(set(probe.candidates.values())), device=probe.model.device)
     predicted, injected = _predict(
-        model,
-        tokenizer,
+        probe.model,
+        probe.tokenizer,
         probe.facts,
         probe.templates,
         probe.entity_ids,
-        table if injects else None,
+        table if variant != "baseline" else None,
         candidate_ids,
         norm,
         batch_size,
         max_length,
         probe.missing,
     )
-
-    per_relation: dict[str, dict] = {}
-    n_truncated = 0
-    records = []
-    for fact, pred, inj, entity_id, frequency in zip(
-        probe.facts, predicted, injected, probe.entity_ids, probe.frequencies
-    ):
-        if pred is None:
-            n_truncated += 1
-            continue
-        correct = pred == candidates[fact.object]
-        stats = per_relation.setdefault(fact.relation, {"facts": 0, "correct": 0, "injected": 0})
-        stats["facts"] += 1
-        stats["correct"] += correct
-        stats["injected"] += inj
-        records.append(
-            {
-                **asdict(fact),
-                "entity_id": entity_id,
-                "frequency": frequency if entity_id else None,
-                "bucket": _bucket(fact, entity_id, frequency) if table is not None else None,
-                "prediction": names[pred],
-                "correct": correct,
-                "injected": inj,
-                "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped,
-            }
-        )
+    records = _records(probe, predicted, injected)
     if predictions_out is not None:
         with open(predictions_out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    n_truncated = sum(p is None for p in predicted)
     if n_truncated:
         logger.warning("LAMA: %d prompts lost their mask to max_length %d and were skipped", n_truncated, max_length)
-    dropped = probe.dropped
-    for relation in sorted(set(dropped) | set(per_relation)):
-        stats = per_relation.setdefault(relation, {"facts": 0, "correct": 0, "injected": 0})
-        stats["dropped_not_candidate"] = dropped.get(relation, 0)
-        stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
-    buckets = {}
-    for name in [*bucket_names(), UNRESOLVED]:
-        members = [r for r in records if r["bucket"] == name]
-        # P@1 per fact (p_at_1, as the authors' Table 5) and the mean over the bucket's relations (ours)
-        macro, n_relations = _relation_mean(members)
-        correct = sum(r["correct"] for r in members)
-        buckets[name] = {
-            "facts": len(members),
-            "correct": correct,
-            "p_at_1": _p_at_1(correct, len(members)),
-            "macro_p_at_1": macro,
-            "relations": n_relations,
-        }
+    per_relation = _per_relation(records, probe.dropped)
     scored = [s["p_at_1"] for s in per_relation.values() if s["p_at_1"] is not None]
     n_eval = sum(s["facts"] for s in per_relation.values())
-    n_injected = sum(s["injected"] for s in per_relation.values())
-    entity_ids = probe.entity_ids
     return {
         "task": "lama",
         "model": probe.model_name_or_path,
@@ -355,21 +307,89 @@ def _score(
         "micro_p_at_1": _p_at_1(sum(s["correct"] for s in per_relation.values()), n_eval),
         "benchmarks": _benchmark_scores(records),
         "per_relation": dict(sorted(per_relation.items())),
-        "buckets": buckets if table is not None else None,
-        "counts": {
-            "facts_read": probe.n_read,
-            "malformed": probe.read_counts.malformed,
-            "duplicates": probe.read_counts.duplicates,
-            "not_in_uhn": None if probe.uhn_dropped is None else sum(not r["uhn"] for r in records),
-            "dropped_not_candidate": sum(dropped.values()),
-            "dropped_truncated": n_truncated,
-            "facts_evaluated": n_eval,
-            "candidates": len(set(candidates.values())),
-            "injected": n_injected,
-            "not_injected": n_eval - n_injected,
-            "subject_unresolved": sum(e is None for e in entity_ids) if table is not None else None,
-            "subject_not_in_table": sum(bool(e) and e not in table for e in entity_ids) if table is not None else None,
-        },
+        "buckets": _buckets(records) if table is not None else None,
+        "counts": _counts(probe, records, n_eval, n_truncated),
+    }
+
+
+def _records(probe: _Probe, predicted: Sequence[int | None], injected: Sequence[bool]) -> list[dict]:
+    """One record per scored fact (a prompt that lost its mask is not scored): what the
+    predictions file holds and every score is computed from."""
+    names: dict[int, str] = {}
+    for word, token_id in probe.candidates.items():
+        names.setdefault(token_id, word)
+    records = []
+    for fact, pred, inj, entity_id, frequency in zip(
+        probe.facts, predicted, injected, probe.entity_ids, probe.frequencies
+    ):
+        if pred is None:
+            continue
+        records.append(
+            {
+                **asdict(fact),
+                "entity_id": entity_id,
+                "frequency": frequency if entity_id else None,
+                "bucket": _bucket(fact, entity_id, frequency) if probe.table is not None else None,
+                "prediction": names[pred],
+                "correct": pred == probe.candidates[fact.object],
+                "injected": inj,
+                "uhn": None if probe.uhn_dropped is None else fact.uuid not in probe.uhn_dropped,
+            }
+        )
+    return records
+
+
+def _per_relation(records: Sequence[Mapping], dropped: Mapping[str, int]) -> dict[str, dict]:
+    """Facts, correct and injected per relation, with the facts dropped (object not a candidate)."""
+    per_relation: dict[str, dict] = {}
+    for r in records:
+        stats = per_relation.setdefault(r["relation"], {"facts": 0, "correct": 0, "injected": 0})
+        stats["facts"] += 1
+        stats["correct"] += r["correct"]
+        stats["injected"] += r["injected"]
+    for relation in sorted(set(dropped) | set(per_relation)):
+        stats = per_relation.setdefault(relation, {"facts": 0, "correct": 0, "injected": 0})
+        stats["dropped_not_candidate"] = dropped.get(relation, 0)
+        stats["p_at_1"] = _p_at_1(stats["correct"], stats["facts"])
+    return per_relation
+
+
+def _buckets(records: Sequence[Mapping]) -> dict[str, dict]:
+    """P@1 per subject-frequency bucket: per fact (p_at_1, as the authors' Table 5) and the mean
+    over the bucket's relations (ours)."""
+    buckets = {}
+    for name in [*bucket_names(), UNRESOLVED]:
+        members = [r for r in records if r["bucket"] == name]
+        macro, n_relations = _relation_mean(members)
+        correct = sum(r["correct"] for r in members)
+        buckets[name] = {
+            "facts": len(members),
+            "correct": correct,
+            "p_at_1": _p_at_1(correct, len(members)),
+            "macro_p_at_1": macro,
+            "relations": n_relations,
+        }
+    return buckets
+
+
+def _counts(probe: _Probe, records: Sequence[Mapping], n_eval: int, n_truncated: int) -> dict[str, int | None]:
+    """Where every fact read went: dropped (malformed, duplicate, object not a candidate, mask cut),
+    evaluated, injected or not; and how the subjects resolved."""
+    table, entity_ids = probe.table, probe.entity_ids
+    n_injected = sum(r["injected"] for r in records)
+    return {
+        "facts_read": probe.n_read,
+        "malformed": probe.read_counts.malformed,
+        "duplicates": probe.read_counts.duplicates,
+        "not_in_uhn": None if probe.uhn_dropped is None else sum(not r["uhn"] for r in records),
+        "dropped_not_candidate": sum(probe.dropped.values()),
+        "dropped_truncated": n_truncated,
+        "facts_evaluated": n_eval,
+        "candidates": len(set(probe.candidates.values())),
+        "injected": n_injected,
+        "not_injected": n_eval - n_injected,
+        "subject_unresolved": sum(e is None for e in entity_ids) if table is not None else None,
+        "subject_not_in_table": sum(bool(e) and e not in table for e in entity_ids) if table is not None else None,
     }
 
 
