@@ -10,9 +10,10 @@ sidecar and reads its footer only, so VmRSS must grow by megabytes, not by the t
 then map the pages they touch (the kernel maps up to 64 KiB around each page fault), so RssFile
 grows with the rows read, up to the sidecar's size, while RssAnon stays flat.  ``--parquet-read`` also
 times reading the Parquet file whole (what a plain ``pyarrow.parquet.read_table`` user would do) and
-the memory that takes.
+the memory that takes. ``--similar N`` times :meth:`EntityTable.most_similar` (k=10) for N random
+entities, the first call apart (it maps the sidecar's pages; later calls find them in the page cache).
 
-    python benchmarks/table_lookup.py --entities 1000000 --parquet-read --out results/benchmarks/table.json
+    python benchmarks/table_lookup.py --entities 1000000 --parquet-read --similar 10 --out results/benchmarks/table.json
 """
 
 from __future__ import annotations
@@ -63,16 +64,47 @@ def write_synthetic(path: Path, ids: list[str], hidden: int, rng: np.random.Gene
 
 
 def latencies_ms(table: EntityTable, ids: list[str], batch: int, repeats: int, rng: np.random.Generator) -> dict:
-    """p50 / p95 / mean of ``lookup`` on ``repeats`` batches of ``batch`` random ids (one warm-up batch first)."""
+    """p50 / p95 / mean of ``lookup`` on ``repeats`` batches of ``batch`` random ids (one warm-up batch first),
+    wall time; the p50 of its process CPU time (what a shared machine's load does not inflate), and of
+    the wall time of finding the rows alone (``EntityTable.rows``: the id search)."""
     queries = [[ids[i] for i in rng.integers(0, len(ids), batch)] for _ in range(repeats + 1)]
     table.lookup(queries[0])
-    times = []
+    times, cpu, rows = [], [], []
     for query in queries[1:]:
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         table.lookup(query)
         times.append(1000 * (time.perf_counter() - began))
+        cpu.append(1000 * (time.process_time() - began_cpu))
+        began = time.perf_counter()
+        table.rows(query)
+        rows.append(1000 * (time.perf_counter() - began))
     p50, p95 = np.percentile(times, [50, 95])
-    return {"p50": float(p50), "p95": float(p95), "mean": float(np.mean(times)), "repeats": repeats}
+    return {
+        "p50": float(p50),
+        "p95": float(p95),
+        "mean": float(np.mean(times)),
+        "cpu_p50": float(np.median(cpu)),
+        "finding_rows_p50": float(np.median(rows)),
+        "repeats": repeats,
+    }
+
+
+def similar_ms(table: EntityTable, ids: list[str], n: int, rng: np.random.Generator) -> dict:
+    """Milliseconds of ``most_similar`` (k=10), wall and process CPU time: the first call, then p50 / max
+    over ``n`` more random entities (CPU time too, as the wall time of a shared machine varies)."""
+    queries = [ids[i] for i in rng.integers(0, len(ids), n + 1)]
+    wall, cpu = [], []
+    for query in queries:
+        began, began_cpu = time.perf_counter(), time.process_time()
+        table.most_similar(query, k=10)
+        wall.append(1000 * (time.perf_counter() - began))
+        cpu.append(1000 * (time.process_time() - began_cpu))
+    return {
+        "first": {"wall": wall[0], "cpu": cpu[0]},
+        "p50": {"wall": float(np.median(wall[1:])), "cpu": float(np.median(cpu[1:]))},
+        "max": {"wall": max(wall[1:]), "cpu": max(cpu[1:])},
+        "repeats": n,
+    }
 
 
 def main() -> None:
@@ -82,6 +114,7 @@ def main() -> None:
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32, 1024])
     parser.add_argument("--repeats", type=int, default=200, help="timed batches per batch size")
     parser.add_argument("--parquet-read", action="store_true", help="also read the Parquet file whole")
+    parser.add_argument("--similar", type=int, default=0, metavar="N", help="also time most_similar N times")
     parser.add_argument("--dir", type=Path, help="where the temp dir goes (default: the system's)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -114,6 +147,9 @@ def main() -> None:
             "rss_anon_growth_open_and_lookups_mb": rss[f"after_lookups_of_{args.batches[-1]}"]["RssAnon"]
             - rss["before_open"]["RssAnon"],
         }
+        if args.similar:
+            result["most_similar_ms"] = similar_ms(table, ids, args.similar, rng)
+            result["rss_mb"]["after_most_similar"] = rss_mb()
         del table
         if args.parquet_read:
             before = rss_mb()["VmRSS"]

@@ -1,24 +1,56 @@
-"""The ``pelt`` command: inspect and query entity tables from the shell.
+"""The ``pelt`` command: inspect, query, explore and share entity tables from the shell.
 
 ``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]``,
 ``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case]`` (every entity's ids, or the
-entity each name stands for) and ``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums
-and counts add).
+entity each name stands for), ``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums
+and counts add), ``pelt table similar PATH ENTITY [-k K]`` (nearest neighbours),
+``pelt table export PATH --format word2vec|npy|safetensors OUT`` and ``pelt table push PATH TARGET``
+(a Hub dataset repository, or with ``--local`` its folder). A table path is a ``table.parquet`` or
+the folder holding one. Errors are one line saying what to do (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pelt.table import EntityTable, merge_tables
+from pelt.table.export import FORMATS, export_table
+from pelt.table.share import TABLE_FILE, upload_dataset, write_dataset_folder
+
+# Errors of wrong input, whose messages say what to do (pelt's own raise them so).
+EXPECTED_ERRORS = (FileNotFoundError, ValueError, KeyError, ImportError)
+SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what `cmd | head` gives for a command the closed pipe ended
+
+
+def _version() -> str:
+    """The installed distribution's version; a source tree on PYTHONPATH without an install has none."""
+    try:
+        return importlib.metadata.version("pelt")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed: running from a source tree)"
+
+
+def _table_path(path: str) -> Path:
+    """``path``, or ``path/table.parquet`` for a folder: users hold the folder a table came in."""
+    return Path(path) / TABLE_FILE if Path(path).is_dir() else Path(path)
+
+
+def _open(path: str) -> EntityTable:
+    table_path = _table_path(path)
+    if not table_path.exists():
+        fix = "give a table.parquet or the folder holding one"
+        raise FileNotFoundError(f"entity table {table_path} does not exist: {fix}")
+    return EntityTable.open(table_path)
 
 
 def _info(args: argparse.Namespace) -> int:
-    table = EntityTable.open(args.path)
+    table = _open(args.path)
     print(f"path: {table.path}")
     print(f"entities: {len(table)}")
     print(f"hidden_size: {table.hidden_size}")
@@ -28,11 +60,18 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lookup(args: argparse.Namespace) -> int:
-    table = EntityTable.open(args.path)
-    unknown = [e for e in args.entities if e not in table]
+def _not_in(table: EntityTable, path: str, entities: Sequence[str]) -> int:
+    """Exit status 1 with the entities ``table`` lacks and how to find their ids; 0 when it has all."""
+    unknown = [e for e in entities if e not in table]
     if unknown:
-        print(f"error: not in {args.path}: {', '.join(unknown)}", file=sys.stderr)
+        hint = f"entity ids are exact; `pelt table ids {path} NAME --ignore-case` finds the id of a name or QID"
+        print(f"error: not in {path}: {', '.join(unknown)} ({hint})", file=sys.stderr)
+    return 1 if unknown else 0
+
+
+def _lookup(args: argparse.Namespace) -> int:
+    table = _open(args.path)
+    if _not_in(table, args.path, args.entities):
         return 1
     vectors = table.lookup(args.entities, norm=args.norm)
     n_sentences, frequency = table.counts(args.entities)
@@ -49,7 +88,7 @@ def _lookup(args: argparse.Namespace) -> int:
 
 
 def _ids(args: argparse.Namespace) -> int:
-    table = EntityTable.open(args.path)
+    table = _open(args.path)
     if not args.names:
         print("entity_id\tqid\taliases")
         for entity_id, qid, aliases in table.id_rows():
@@ -70,38 +109,69 @@ def _ids(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    merged = merge_tables(args.tables, args.out, frequency=args.frequency)
+    merged = merge_tables([_open(t) for t in args.tables], _table_path(args.out), frequency=args.frequency)
     print(f"{merged.path}: {len(merged)} entities")
     return 0
 
 
+def _similar(args: argparse.Namespace) -> int:
+    table = _open(args.path)
+    if _not_in(table, args.path, [args.entity]):
+        return 1
+    for entity_id, cosine in table.most_similar(args.entity, k=args.k):
+        print(f"{entity_id}\t{cosine:.6f}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    for path in export_table(_open(args.path), args.out, args.format, norm=args.norm, raw=args.raw):
+        print(path)
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    table = _open(args.path)
+    card = {"corpus": args.corpus, "language": args.language, "license": args.license}
+    if args.local:
+        for path in write_dataset_folder(table, args.target, **card):
+            print(path)
+    else:
+        print(upload_dataset(table, args.target, private=args.private, **card))
+    return 0
+
+
+TABLE_HELP = "table.parquet, or the folder holding it"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pelt", description="Pluggable entity lookup tables (PELT).")
+    parser.add_argument("--version", action="version", version=f"pelt {importlib.metadata.version('pelt')}")
+    parser.add_argument("--debug", action="store_true", help="on errors, show the traceback")
     commands = parser.add_subparsers(dest="command", required=True)
-    table = commands.add_parser("table", help="inspect, query and merge entity tables")
+    table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
     actions = table.add_subparsers(dest="action", required=True)
 
     info = actions.add_parser("info", help="size, hidden size and metadata of a table")
-    info.add_argument("path", help="table.parquet")
+    info.add_argument("path", help=TABLE_HELP)
     info.set_defaults(run=_info)
 
     lookup = actions.add_parser("lookup", help="print E(e) = L * sum / ||sum|| of entities")
-    lookup.add_argument("path", help="table.parquet")
+    lookup.add_argument("path", help=TABLE_HELP)
     lookup.add_argument("entities", nargs="+", metavar="ENTITY")
     lookup.add_argument("--norm", type=float, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
 
     ids = actions.add_parser("ids", help="list every entity's ids, or find the entity of titles, QIDs or aliases")
-    ids.add_argument("path", help="table.parquet")
+    ids.add_argument("path", help=TABLE_HELP)
     ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
     ids.add_argument("--by", help="what a name may be, in order (default: id,qid,alias, those the table has)")
     ids.add_argument("--ignore-case", action="store_true", help="compare case-folded")
     ids.set_defaults(run=_ids)
 
     merge = actions.add_parser("merge", help="merge tables of disjoint shards (sums and counts add)")
-    merge.add_argument("out", help="output table.parquet")
-    merge.add_argument("tables", nargs="+", metavar="TABLE")
+    merge.add_argument("out", help="output table.parquet (or an existing folder: table.parquet in it)")
+    merge.add_argument("tables", nargs="+", metavar="TABLE", help=TABLE_HELP)
     merge.add_argument(
         "--frequency",
         choices=("max", "sum"),
@@ -109,6 +179,43 @@ def _parser() -> argparse.ArgumentParser:
         help="max for shards of one sample, sum for disjoint corpora",
     )
     merge.set_defaults(run=_merge)
+
+    similar = actions.add_parser("similar", help="the entities nearest one, by cosine similarity")
+    similar.add_argument("path", help=TABLE_HELP)
+    similar.add_argument("entity", metavar="ENTITY")
+    similar.add_argument("-k", type=int, default=10, help="how many (default: 10)")
+    similar.set_defaults(run=_similar)
+
+    export = actions.add_parser(
+        "export",
+        help="write the vectors for other tools",
+        description="Write every entity's vector: E = L * sum / ||sum|| as `lookup` gives it, at the table's "
+        "default L unless --norm, or the stored sums with --raw. word2vec: a text file, header `n dim`, then "
+        "`id v1 ... vd` a line (spaces in ids become _); npy and safetensors: OUT and the ids, one a line, in "
+        "OUT with the suffix .ids.txt.",
+    )
+    export.add_argument("path", help=TABLE_HELP)
+    export.add_argument("out", metavar="OUT", help="the file to write")
+    export.add_argument("--format", choices=FORMATS, required=True)
+    export.add_argument("--norm", type=float, help="L (default: the table's)")
+    export.add_argument("--raw", action="store_true", help="the stored sums, not normalised")
+    export.set_defaults(run=_export)
+
+    push = actions.add_parser(
+        "push",
+        help="publish as a Hugging Face Hub dataset repository, with a dataset card",
+        description="Upload table.parquet and a generated README.md (model, weights digest, corpus, language, "
+        "licence, counts, how to load it) to the Hub dataset TARGET, or write them to the folder TARGET with "
+        "--local. --corpus, --language and --license default to the table's metadata, where recorded.",
+    )
+    push.add_argument("path", help=TABLE_HELP)
+    push.add_argument("target", metavar="TARGET", help="a Hub dataset repo id (user/name), or a folder with --local")
+    push.add_argument("--local", action="store_true", help="write the repository's files to the folder TARGET")
+    push.add_argument("--corpus", help="what the sentences came from, e.g. 'English Wikipedia, 2024-06-01 dump'")
+    push.add_argument("--language", help="the corpus's language code, e.g. en")
+    push.add_argument("--license", help="the corpus's licence, e.g. cc-by-sa-4.0")
+    push.add_argument("--private", action="store_true", help="a private Hub repository")
+    push.set_defaults(run=_push)
     return parser
 
 
@@ -117,9 +224,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return args.run(args)
-    except (FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        status = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+        return status
+    except BrokenPipeError:  # `pelt ... | head`: the reader has what it wanted
+        return SIGPIPE_STATUS
+    except Exception as err:
+        if args.debug:
+            raise
+        message = " ".join(str(err.args[0] if isinstance(err, KeyError) and err.args else err).split())
+        if not isinstance(err, EXPECTED_ERRORS):  # a bug, not a wrong input: its message says no fix
+            message = f"{type(err).__name__}: {message} (--debug shows the traceback)"
+        print(f"error: {message}", file=sys.stderr)
         return 1
 
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+import tomllib
+from conftest import REPO
 
 from pelt.cli import main
-from pelt.table import write_table
+from pelt.table import EntityTable, write_table
 
 META = {
     "model": "m",
@@ -71,3 +76,85 @@ def test_ids_lists_every_entity_and_finds_titles_qids_and_aliases(tmp_path, caps
     captured = capsys.readouterr()
     assert captured.out == "name\tentity_id\tqid\nLutetia\tParis\tQ90\n"
     assert "not found in" in captured.err and "(by id,alias): Q90" in captured.err
+
+
+def test_version_is_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert capsys.readouterr().out == f"pelt {version}\n"
+
+
+def test_a_folder_is_a_table_path(table, tmp_path, capsys):
+    assert main(["table", "info", str(tmp_path)]) == 0
+    assert "entities: 2" in capsys.readouterr().out.splitlines()
+    (tmp_path / "m").mkdir()
+    assert main(["table", "merge", str(tmp_path / "m"), str(tmp_path), str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'm' / 'table.parquet'}: 2 entities\n"
+
+
+def test_errors_are_one_line_with_the_fix(table, tmp_path, capsys, monkeypatch):
+    assert main(["table", "info", str(tmp_path / "nowhere")]) == 1
+    err = capsys.readouterr().err
+    fix = "give a table.parquet or the folder holding one"
+    assert err == f"error: entity table {tmp_path / 'nowhere'} does not exist: {fix}\n"
+    (tmp_path / "notes.parquet").write_text("not parquet")
+    assert main(["table", "lookup", str(tmp_path / "notes.parquet"), "Paris"]) == 1
+    assert len(capsys.readouterr().err.splitlines()) == 1
+    assert main(["table", "similar", str(table), "Berlin"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: not in {table}: Berlin (") and "pelt table ids" in err and err.count("\n") == 1
+    monkeypatch.setattr(EntityTable, "open", _raise_bug)
+    assert main(["table", "info", str(table)]) == 1
+    assert capsys.readouterr().err == "error: RuntimeError: a bug (--debug shows the traceback)\n"
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["--debug", "table", "info", str(table)])
+
+
+def _raise_bug(*args, **kwargs):
+    raise RuntimeError("a bug")
+
+
+def test_similar_prints_the_nearest_by_cosine(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    ids = [f"e{i}" for i in range(40)]
+    sums = rng.normal(size=(40, 3))
+    write_table(tmp_path / "table.parquet", ids, sums, [1] * 40, [1] * 40, META)
+    assert main(["table", "similar", str(tmp_path), "e3", "-k", "4"]) == 0
+    unit = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+    cosine = unit @ unit[3]
+    cosine[3] = -np.inf
+    expected = np.argsort(-cosine)[:4]
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [e for e, _ in lines] == [ids[i] for i in expected]
+    np.testing.assert_allclose([float(c) for _, c in lines], cosine[expected], atol=1e-6)
+
+
+def test_export_and_push_write_their_files(table, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["table", "export", str(table), "--format", "word2vec", str(out / "v.txt"), "--norm", "5"]) == 0
+    assert (out / "v.txt").read_text() == "2 3\nParis 3 4 0\nWarsaw 0 0 5\n"
+    assert main(["table", "export", str(table), "--format", "npy", str(out / "v.npy"), "--raw"]) == 0
+    assert capsys.readouterr().out == f"{out / 'v.txt'}\n{out / 'v.npy'}\n{out / 'v.ids.txt'}\n"
+    np.testing.assert_array_equal(np.load(out / "v.npy"), [[3, 4, 0], [0, 0, 2]])
+    assert main(["table", "push", str(table), str(out / "repo"), "--local", "--corpus", "c", "--license", "x"]) == 0
+    assert capsys.readouterr().out == f"{out / 'repo' / 'table.parquet'}\n{out / 'repo' / 'README.md'}\n"
+    card = (out / "repo" / "README.md").read_text()
+    assert 'corpus: "c"' in card and 'license: "x"' in card and "entities: 2" in card
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
+    n = 20_000  # ~200 KB of `pelt table ids` output: more than a pipe holds
+    write_table(tmp_path / "table.parquet", [f"entity {i}" for i in range(n)], np.ones((n, 3)), [1] * n, [1] * n, META)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pelt", "table", "ids", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout.readline() == b"entity_id\tqid\taliases\n"
+    process.stdout.close()  # what `| head -1` does
+    assert process.stderr.read() == b""
+    assert process.wait(timeout=60) == 141

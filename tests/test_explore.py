@@ -1,0 +1,229 @@
+"""Exploring and sharing a table from Python: the batched id search, most_similar, exports and the
+dataset repository, each checked against a computation from its definition."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import yaml
+from conftest import REPO
+from safetensors.numpy import load_file
+
+import pelt.table.format
+from pelt.cli import main
+from pelt.table import EntityTable, write_table
+from pelt.table.export import export_table, ids_path
+from pelt.table.lookup import _prefix_keys
+from pelt.table.share import dataset_card, upload_dataset, write_dataset_folder
+
+H = 6
+META = {
+    "model": "some/model",
+    "revision": "abc123",
+    "model_digest": "d1g35t",
+    "model_type": "roberta",
+    "hidden_size": H,
+    "representation": "r",
+    "max_seq_len": 128,
+    "norm": 7.0,
+}
+
+
+@pytest.fixture
+def small_batches(monkeypatch) -> None:
+    """Several record batches, which the readers of every row must join correctly."""
+    monkeypatch.setattr(pelt.table.format, "CHUNK_ROWS", 16)
+
+
+@pytest.fixture
+def table(tmp_path, small_batches) -> tuple[EntityTable, list[str], np.ndarray]:
+    """100 entities (ids with spaces, one a zero sum) in 7 batches; the ids and sums in input order."""
+    rng = np.random.default_rng(1)
+    ids = [f"Entity {i}" for i in rng.permutation(100)]
+    sums = rng.normal(size=(100, H)).astype(np.float32)
+    sums[7] = 0
+    write_table(tmp_path / "t" / "table.parquet", ids, sums, np.arange(100) + 1, 2 * np.arange(100) + 3, META)
+    return EntityTable.open(tmp_path / "t" / "table.parquet"), ids, sums
+
+
+def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches):
+    shared_key = [f"List of things {i}" for i in range(40)]  # ids of one 8-byte key: the binary search settles them
+    ids = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abd",
+        "b",
+        "Zürich",
+        "Zurich",
+        "z",
+        "\U0001f600",
+        *shared_key,
+        *(f"Q{i}" for i in range(60)),
+    ]
+    write_table(tmp_path / "t.parquet", ids, np.ones((len(ids), H)), [1] * len(ids), [1] * len(ids), META)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    order = sorted(ids, key=str.encode)  # the byte order the table is sorted in
+    assert table.rows(ids).tolist() == [order.index(i) for i in ids]
+    absent = [
+        "aa",
+        "abcd",
+        "0",
+        "Q",
+        "Q600",
+        "\U0001f601",
+        "zz",
+        " ",
+        "A",
+        "List of",
+        "List of things 5 ",
+        "List of things",
+    ]
+    assert table.rows(absent, missing="zero").tolist() == [-1] * len(absent)  # few: one search each
+    assert table.rows(absent * 2 + ids, missing="zero").tolist() == [-1] * 2 * len(absent) + table.rows(ids).tolist()
+    assert table.rows([]).tolist() == []
+    assert not any(name in table for name in absent) and all(name in table for name in ids)
+    # the search's keys, by their definition: the first 8 UTF-8 bytes, zero-padded, big-endian
+    expected = [int.from_bytes(i.encode()[:8].ljust(8, b"\0"), "big") for i in order]
+    assert _prefix_keys(pa.array(order, pa.large_string())).tolist() == expected == sorted(expected)
+
+
+def test_most_similar_is_the_brute_force_cosine(table):
+    table, ids, sums = table
+    lengths = np.linalg.norm(sums.astype(np.float64), axis=1)
+    for query in (0, 42, 99):
+        with np.errstate(invalid="ignore"):
+            cosine = sums.astype(np.float64) @ sums[query] / (lengths * lengths[query])
+        cosine[[query, 7]] = -np.inf  # itself and the zero sum are left out
+        expected = np.argsort(-cosine, kind="stable")[:10]
+        got = table.most_similar(ids[query], k=10)
+        assert [e for e, _ in got] == [ids[i] for i in expected]
+        np.testing.assert_allclose([c for _, c in got], cosine[expected], rtol=1e-5)
+    assert len(table.most_similar(ids[0], k=500)) == 98  # all but itself and the zero sum
+    with pytest.raises(ValueError, match="zero vector sum"):
+        table.most_similar(ids[7])
+    with pytest.raises(KeyError, match="not in table"):
+        table.most_similar("Nobody")
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        table.most_similar(ids[0], k=0)
+
+
+def _read_word2vec(path) -> tuple[list[str], np.ndarray]:
+    n, dim = map(int, path.read_text().splitlines()[0].split())
+    rows = [line.split(" ") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(rows) == n and all(len(r) == dim + 1 for r in rows)
+    return [r[0] for r in rows], np.array([r[1:] for r in rows], np.float32)
+
+
+def test_exports_read_back_as_the_looked_up_vectors(tmp_path, table):
+    table, ids, sums = table
+    keep = [i for i in range(100) if i != 7]  # a zero sum has no looked-up vector: exports refuse it
+    write_table(tmp_path / "ok.parquet", [ids[i] for i in keep], sums[keep], [1] * 99, [1] * 99, META)
+    ok = EntityTable.open(tmp_path / "ok.parquet")
+    order = list(ok.ids())
+    assert export_table(ok, tmp_path / "v.txt", "word2vec") == [tmp_path / "v.txt"]
+    keys, vectors = _read_word2vec(tmp_path / "v.txt")
+    assert keys == [i.replace(" ", "_") for i in order]
+    np.testing.assert_array_equal(vectors, ok.lookup(order))  # 9 digits: float32 exactly
+    export_table(ok, tmp_path / "v.npy", "npy", norm=2.0)
+    assert ids_path(tmp_path / "v.npy").read_text(encoding="utf-8").splitlines() == order
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), ok.lookup(order, norm=2.0))
+    export_table(ok, tmp_path / "v.safetensors", "safetensors")
+    saved = load_file(tmp_path / "v.safetensors")
+    np.testing.assert_array_equal(saved["vectors"], ok.lookup(order))
+    assert ids_path(tmp_path / "v.safetensors").read_text(encoding="utf-8").splitlines() == order
+    export_table(table, tmp_path / "raw.npy", "npy", raw=True)  # raw sums: the zero one too
+    np.testing.assert_array_equal(np.load(tmp_path / "raw.npy"), table.vector_sums(list(table.ids())))
+    with pytest.raises(ValueError, match="zero vector sum for \\['Entity"):
+        export_table(table, tmp_path / "bad.npy", "npy")
+
+
+def test_exports_refuse_ids_the_format_would_garble(tmp_path):
+    write_table(tmp_path / "a.parquet", ["New York", "New_York"], np.ones((2, H)), [1, 1], [1, 1], META)
+    with pytest.raises(ValueError, match="differ only in spaces and underscores"):
+        export_table(EntityTable.open(tmp_path / "a.parquet"), tmp_path / "a.txt", "word2vec")
+    write_table(tmp_path / "b.parquet", ["line\nbreak"], np.ones((1, H)), [1], [1], META)
+    with pytest.raises(ValueError, match="line break"):
+        export_table(EntityTable.open(tmp_path / "b.parquet"), tmp_path / "b.npy", "npy")
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.npy").exists()
+
+
+def _front_matter(card: str) -> dict:
+    assert card.startswith("---\n")
+    return yaml.safe_load(card.split("---\n")[1])
+
+
+def test_the_dataset_folder_loads_and_its_card_says_what_the_table_is(tmp_path, table):
+    table, ids, sums = table
+    files = write_dataset_folder(table, tmp_path / "repo", corpus="Simple English Wikipedia", language="simple")
+    assert [f.name for f in files] == ["table.parquet", "README.md"]
+    loaded = EntityTable.load(tmp_path / "repo")
+    assert loaded.build_id == table.build_id
+    np.testing.assert_array_equal(loaded.vector_sums(ids[:5]), sums[:5])
+    card = (tmp_path / "repo" / "README.md").read_text(encoding="utf-8")
+    fields = _front_matter(card)
+    assert fields["model"] == "some/model" and fields["model_digest"] == "d1g35t" and fields["revision"] == "abc123"
+    assert fields["corpus"] == "Simple English Wikipedia" and fields["language"] == ["simple"]
+    assert "license" not in fields and "| corpus licence | not recorded |" in card
+    assert (fields["entities"], fields["hidden_size"], fields["norm"]) == (100, H, 7.0)
+    assert fields["sentences"] == sum(range(1, 101)) and fields["mentions"] == sum(2 * i + 3 for i in range(100))
+    assert fields["configs"] == [{"config_name": "default", "data_files": "table.parquet"}]
+    assert f'EntityTable.load("{tmp_path / "repo"}")' in card
+    # what the table's metadata records is the default; the arguments override it
+    write_table(tmp_path / "m.parquet", ["a"], np.ones((1, H)), [1], [1], dict(META, corpus_license="cc-by-sa-4.0"))
+    recorded = _front_matter(dataset_card(EntityTable.open(tmp_path / "m.parquet"), "you/t"))
+    assert recorded["license"] == "cc-by-sa-4.0" and "corpus" not in recorded and "language" not in recorded
+    card = dataset_card(EntityTable.open(tmp_path / "m.parquet"), "you/t", license="cc0-1.0", language="en")
+    assert _front_matter(card)["license"] == "cc0-1.0" and 'EntityTable.load("you/t")' in card
+
+
+def test_uploading_without_huggingface_hub_says_how_to_get_it(table, monkeypatch):
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # an import of it fails
+    with pytest.raises(ImportError, match="pip install huggingface_hub, or write the folder with --local"):
+        upload_dataset(table[0], "you/t")
+
+
+def test_card_values_are_yaml_whatever_the_characters(tmp_path):
+    meta = dict(META, model='odd: "name" # with\nYAML syntax')
+    write_table(tmp_path / "t.parquet", ["a"], np.ones((1, H)), [1], [1], meta)
+    card = dataset_card(EntityTable.open(tmp_path / "t.parquet"), "x", corpus="a: b")
+    assert _front_matter(card)["model"] == meta["model"] and _front_matter(card)["corpus"] == "a: b"
+
+
+def _documented(title: str) -> list[tuple[str, str]]:
+    """The (language, code) blocks of a section of docs/using-tables.md, in order."""
+    section = (REPO / "docs" / "using-tables.md").read_text(encoding="utf-8").split(f"\n## {title}\n")[1]
+    return re.findall(r"```(\w+)\n(.*?)```", section.split("\n## ")[0], re.S)
+
+
+def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
+    rng = np.random.default_rng(2)
+    ids = ["Rairomo", "Negeswick", *(f"Person {i}" for i in range(30))]
+    sums = rng.normal(size=(len(ids), H)).astype(np.float32)
+    write_table(tmp_path / "results/tables/wikipedia/demo/table.parquet", ids, sums, [1] * 32, [2] * 32, META)
+    monkeypatch.chdir(tmp_path)
+    blocks = _documented("Explore, export and share")
+    assert [language for language, _ in blocks] == ["python", "bash", "python"]
+    namespace: dict = {}
+    for language, code in blocks:
+        if language == "python":
+            exec(code, namespace)
+            continue
+        for line in code.splitlines():
+            command = shlex.split(line)
+            assert command[0] == "pelt" and main(command[1:]) == 0, line
+    table = namespace["table"]
+    similar = capsys.readouterr().out.splitlines()[:5]
+    assert [line.split("\t")[0] for line in similar] == [e for e, _ in table.most_similar("Rairomo", k=5)]
+    order = list(table.ids())
+    assert namespace["ids"] == order
+    np.testing.assert_array_equal(namespace["vectors"], table.lookup(order))
+    np.testing.assert_array_equal(namespace["sums"], table.vector_sums(order))
+    card = (tmp_path / "shared" / "demo" / "README.md").read_text(encoding="utf-8")
+    assert _front_matter(card)["corpus"] == "demo world dump" and _front_matter(card)["language"] == ["en"]
