@@ -9,9 +9,10 @@ are encoded (a fixed-size list still carries repetition levels) and usually comp
 one vector means decoding its whole page, and opening a 5M x 768 table (15 GB) that way would need it
 in RAM.  Every table therefore gets an Arrow IPC sidecar (``table.arrow``, uncompressed) with the same
 rows: an IPC file is its own in-memory layout, so :func:`pyarrow.memory_map` gives zero-copy numpy
-views, opening costs only the footer, and a lookup touches just the pages of the rows it reads (found
+views, nothing is copied into RAM, and a lookup touches just the pages of the rows it reads (found
 by binary search over the sorted ids, so no id -> row dict of millions of Python strings either).
-The sidecar is trusted only as far as it is verified on open: it records the SHA-256 of the Parquet
+The sidecar is trusted only as far as it is verified on open (one pass over both files, one batch at
+a time): it records the SHA-256 of the Parquet
 file's bytes, which must be the table's, and each record batch the SHA-256 of its bytes, which must be
 its own; a missing, stale or damaged sidecar (a copied or rewritten Parquet file, flipped bytes) is
 rebuilt from the Parquet file, row group by row group.  Where the table's folder is read-only the
