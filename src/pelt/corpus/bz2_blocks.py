@@ -17,11 +17,23 @@ import bz2
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 logger = logging.getLogger(__name__)
 
 CHUNK = 1 << 20  # bytes read/decompressed at a time: memory stays flat whatever the dump size
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Compressed bytes ``[start, end)`` that did not decode and were skipped: the pages they held are
+    lost, the readers go on at the next block and count the loss."""
+
+    start: int
+    end: int
+    reason: str
+
 
 _BLOCK_MAGIC = 0x314159265359  # pi
 _END_MAGIC = 0x177245385090  # sqrt(pi)
@@ -98,15 +110,18 @@ def _decode_block(fh: BinaryIO, begin_bit: int, end_bit: int) -> bytes:
     return out
 
 
-def iter_bz2_blocks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[bool, bytes]]:
+def iter_bz2_blocks(
+    path: str | os.PathLike[str], start: int, end: int, pass_over: int = 2
+) -> Iterator[tuple[bool, bytes | Gap]]:
     """``(owned, decompressed bytes)`` of the bz2 blocks from the first that starts at or after byte
-    ``start`` to the end of the file; ``owned``: the block starts before byte ``end``.
+    ``start`` to the end of the file, and a :class:`Gap` for each block that does not decode (a
+    corrupt one: the blocks after it are read); ``owned``: the block starts before byte ``end``.
 
     A block ends where the next marker starts; one that does not decode there is tried up to the
     marker after (the one between was false, found inside the block's bits). A range whose first
-    marker starts no block that decodes passes over it (at most twice: a false marker, not a corrupt
-    file). Anything else is an OSError, or an EOFError when the file ends inside a block: the caller
-    keeps what came before.
+    marker starts no block that decodes passes over it (at most ``pass_over`` times: a false marker, not
+    a corrupt file; 0 when ``start`` is known to be a block's). The file ending inside a block is an
+    EOFError: the caller keeps what came before.
     """
     with open(path, "rb") as scan, open(path, "rb") as fh:
         file_bits = os.fstat(fh.fileno()).st_size * 8
@@ -135,13 +150,17 @@ def iter_bz2_blocks(path: str | os.PathLike[str], start: int, end: int) -> Itera
             if out is None:
                 if not ahead:
                     raise EOFError(f"bz2 block at byte {begin[0] // 8} cut short (truncated file)")
-                if not yielded and passed_over < 2:
+                if not yielded and passed_over < pass_over:
                     logger.warning("bit %d: a bz2 block magic that starts no block, passed over", begin[0])
                     passed_over += 1
                     pending = ahead[1:] + pending
                     begin = ahead[0]
                     continue
-                raise OSError(f"bz2 block at byte {begin[0] // 8} does not decode (corrupt file)")
+                reason = f"bz2 block at byte {begin[0] // 8} does not decode (corrupt file): skipped"
+                logger.error("%s: %s", path, reason)
+                yield begin[0] < end * 8, Gap(begin[0] // 8, ahead[0][0] // 8, reason)
+                pending, begin, yielded = ahead[1:] + pending, ahead[0], True
+                continue
             yield begin[0] < end * 8, out
             yielded = True
             begin = ahead[tried] if ahead else None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import BinaryIO
 
-from pelt.corpus.bz2_blocks import CHUNK, iter_bz2_blocks
+from pelt.corpus.bz2_blocks import CHUNK, Gap, bz2_markers, iter_bz2_blocks
 from pelt.logs import progress
 
 logger = logging.getLogger(__name__)
@@ -40,19 +40,20 @@ class DumpPage:
 class DumpStats:
     """What a dump reader saw; a generator cannot return it, so the caller passes one in.
 
-    ``errors`` holds one message per read or parse error (truncated or corrupt bz2, malformed XML);
-    reading stops at such an error but every page completed before it has been yielded, and what
-    the stop lost is counted where it can be known: the page it cut (``cut_pages``) and the input
-    bytes never read (``bytes_unread``). Pages inside those bytes cannot be counted: nothing says
-    how many there were.
+    ``errors`` holds one message per read or parse error (truncated or corrupt bz2, malformed XML, a
+    page that never ends). A corrupt bz2 block and an endless page are skipped, reading going on at
+    the next block or ``<page>``; any other error stops the read, every page completed before it
+    having been yielded. What was lost is counted where it can be known: the page cut
+    (``cut_pages``) and the compressed bytes skipped or never read (``bytes_unread``). Pages wholly
+    inside those bytes cannot be counted: nothing says how many there were.
     """
 
     pages: int = 0
     pages_started: int = 0  # <page> start tags seen: pages + bad_pages + cut_pages
     bad_pages: list[str] = field(default_factory=list)
-    cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages a read error cut
+    cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages an error cut
     errors: list[str] = field(default_factory=list)
-    bytes_unread: int = 0  # input bytes (compressed for bz2) after the point where reading stopped
+    bytes_unread: int = 0  # input bytes (compressed for bz2) skipped, or after the point where reading stopped
     trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
     bad_utf8: int = 0  # bytes that were not UTF-8, each replaced by U+FFFD
     bad_xml_chars: int = 0  # characters (or character references) XML forbids, each replaced by U+FFFD
@@ -64,8 +65,9 @@ _ESCAPED_BYTES = re.compile("[\udc80-\udcff]")
 # numeric character references that name one: the parser stops at the first, losing the rest of
 # the file (146 of the sample's 206 pages for one `&#1;` early on).
 _BAD_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
-_PARTIAL_REF = re.compile(r"&(?:#[xX]?[0-9a-fA-F]{0,10})?\Z")
+# References are judged by value, not spelling: ``&#00000000001;`` is U+0001 to the parser too.
+_CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));")
+_PARTIAL_REF = re.compile(r"&(?:#([xX]?)0*([0-9a-fA-F]*))?\Z")
 
 
 def _xml_char(code: int) -> bool:
@@ -73,8 +75,17 @@ def _xml_char(code: int) -> bool:
 
 
 def _bad_ref(match: re.Match[str]) -> str:
-    code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
+    digits = (match.group(1) or match.group(2)).lstrip("0")
+    code = int(digits or "0", 16 if match.group(1) else 10) if len(digits) <= 8 else -1  # 9 digits: none is XML
     return match.group() if _xml_char(code) else "\ufffd"
+
+
+def _held_ref(partial: re.Match[str]) -> str:
+    """A reference cut by the chunk boundary, in few characters whatever its padding: its leading zeros
+    dropped, and its digits past the 9th, which no character's reference has."""
+    if partial.group(0) == "&" or partial.group(0) == "&#" + partial.group(1):
+        return partial.group(0)
+    return f"&#{partial.group(1)}0{partial.group(2)[:9]}"
 
 
 def _xml_safe(text: str, stats: DumpStats) -> str:
@@ -87,7 +98,7 @@ def _xml_safe(text: str, stats: DumpStats) -> str:
     return text
 
 
-def _decoded(chunks: Iterable[bytes], stats: DumpStats) -> Iterator[str]:
+def _decoded(chunks: Iterable[bytes | Gap], stats: DumpStats) -> Iterator[str | Gap]:
     """The chunks as text, each byte that is not UTF-8 replaced by U+FFFD and counted.
 
     The XML parser would stop at the first such byte and lose the rest of the file (a whole dump
@@ -99,17 +110,22 @@ def _decoded(chunks: Iterable[bytes], stats: DumpStats) -> Iterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
     held = ""  # a character reference cut by the chunk boundary waits for its end
     for chunk in _with_end(chunks):
+        if isinstance(chunk, Gap):  # what was held ends in bytes that are lost
+            decoder.reset()
+            held = ""
+            yield chunk
+            continue
         text, n = _ESCAPED_BYTES.subn("\ufffd", decoder.decode(chunk, final=not chunk))
         stats.bad_utf8 += n
         text = held + text
         partial = _PARTIAL_REF.search(text) if chunk else None
-        held = text[partial.start() :] if partial else ""
-        text = _xml_safe(text[: len(text) - len(held)], stats)
+        held = _held_ref(partial) if partial else ""
+        text = _xml_safe(text[: partial.start()] if partial else text, stats)
         if text:
             yield text
 
 
-def _with_end(chunks: Iterable[bytes]) -> Iterator[bytes]:
+def _with_end(chunks: Iterable[bytes | Gap]) -> Iterator[bytes | Gap]:
     """The non-empty chunks, then one empty chunk: the decoder's end of input."""
     yield from (chunk for chunk in chunks if chunk)
     yield b""
@@ -147,67 +163,125 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
     )
 
 
-def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool = False) -> Iterator[DumpPage]:
-    """Parse ``<page>`` elements out of a stream of XML bytes, clearing each page once read.
+# Characters buffered for one page: Wikipedia's largest wikitext is 2 MiB, escaped at most ~6x in XML.
+# A page that runs past this (an unclosed <page> or <text>) is cut and counted, and memory stays bounded.
+MAX_PAGE_CHARS = 32 << 20
 
-    ``wrap`` puts a synthetic root around the bytes, for multistream fragments that hold bare
-    ``<page>`` elements. XMLPullParser is the incremental parser behind ``ET.iterparse``; it is
-    used directly so that decompressed byte ranges can be fed to it. An error from the byte
-    source or the parser ends the stream after the pages already complete, and is recorded in
-    ``stats.errors`` and logged. Bytes that are not UTF-8 are replaced and counted
-    (``stats.bad_utf8``, logged), not an error.
-    """
-    parser = ET.XMLPullParser(events=("start", "end"))
-    root: ET.Element | None = None
-    opened: ET.Element | None = None  # the <page> started and not yet finished, if any
 
-    def drain() -> Iterator[DumpPage]:
-        nonlocal root, opened
-        for event, elem in parser.read_events():
+class _PageParser:
+    """One XMLPullParser over a run of the dump's text, the ``<page>`` elements it has open, and the
+    characters fed since the latest one started; a new one takes over after a gap or an over-long page."""
+
+    def __init__(self, stats: DumpStats, root: str | None) -> None:
+        self.stats = stats
+        self.parser = ET.XMLPullParser(events=("start", "end"))
+        self.root: ET.Element | None = None
+        self.opened: ET.Element | None = None  # the <page> started and not yet finished, if any
+        self.unclosed: list[ET.Element] = []  # pages cut by a <page> inside them: cleared as pages end
+        self.page_chars = 0
+        self.abandoned = False  # left at a gap or an over-long page: what follows goes to a new one
+        if root is not None:
+            self.parser.feed(f"<{root}>")
+
+    def feed(self, text: str) -> Iterator[DumpPage]:
+        self.parser.feed(text)
+        self.page_chars += len(text)
+        yield from self.drain()
+
+    def cut(self, why: str) -> None:
+        """Count the open page, if any, as cut (its title, when the text read held it)."""
+        if self.opened is not None:
+            title = next((c.text or "?" for c in self.opened if _local(c.tag) == "title"), "?")
+            self.stats.cut_pages.append(title)
+            logger.error("page %r cut: %s", title, why)
+            self.opened = None
+
+    @property
+    def over_cap(self) -> bool:
+        return self.opened is not None and self.page_chars > MAX_PAGE_CHARS
+
+    def drain(self) -> Iterator[DumpPage]:
+        for event, elem in self.parser.read_events():
             if event == "start":
-                if root is None:
-                    root = elem
+                if self.root is None:
+                    self.root = elem
                 elif _local(elem.tag) == "page":
-                    stats.pages_started += 1
-                    opened = elem
+                    self.stats.pages_started += 1
+                    if self.opened is not None:
+                        self.unclosed.append(self.opened)
+                        self.cut("a <page> started inside it (no </page>)")
+                    self.opened, self.page_chars = elem, 0
                 continue
             if _local(elem.tag) != "page":
                 continue
-            opened = None
+            self.opened = None
             try:
                 page = _page_from_element(elem)
             except ValueError as exc:
                 title = next((c.text for c in elem if _local(c.tag) == "title"), None)
-                stats.bad_pages.append(f"{title!r}: {exc}")
+                self.stats.bad_pages.append(f"{title!r}: {exc}")
                 logger.warning("skipping malformed <page> %r: %s", title, exc)
             else:
-                stats.pages += 1
+                self.stats.pages += 1
                 yield page
-            root.clear()  # drop finished pages, or the root keeps them all alive
+            for holder in (self.root, *self.unclosed):  # drop finished pages, or they all stay alive
+                holder.clear()
 
+
+def _resynced(pieces: Iterable[str | Gap], stats: DumpStats, root: str) -> Iterator[tuple[_PageParser, str]]:
+    """The text of each piece with the parser to feed it to: a new one, from the next ``<page>``, after
+    a gap (the page open at it is cut and counted, the gap's bytes too) or a page over MAX_PAGE_CHARS."""
+    parser: _PageParser | None = _PageParser(stats, root if root == "pages" else None)
+    seeking = ""  # text after a gap, until it shows a <page>
+    for piece in pieces:
+        if isinstance(piece, Gap):
+            stats.errors.append(f"Gap: {piece.reason}")
+            stats.bytes_unread += piece.end - piece.start
+            if parser is not None:
+                parser.cut(piece.reason)
+                parser.abandoned = True
+            parser = None
+            continue
+        if parser is None:
+            seeking += piece
+            at = seeking.find("<page>")
+            if at == -1:
+                seeking = seeking[-len("<page") :]
+                continue
+            parser, piece, seeking = _PageParser(stats, root), seeking[at:], ""
+        yield parser, piece
+        if parser.over_cap:
+            stats.errors.append(f"a <page> over {MAX_PAGE_CHARS} characters: no </page>?")
+            parser.cut(stats.errors[-1])
+            parser.abandoned = True
+            parser = None
+
+
+def iter_pages_from_chunks(chunks: Iterable[bytes | Gap], stats: DumpStats, wrap: bool = False) -> Iterator[DumpPage]:
+    """Parse ``<page>`` elements out of a stream of XML bytes, clearing each page once read.
+
+    ``wrap`` puts a synthetic root around the bytes, for multistream fragments that hold bare
+    ``<page>`` elements. XMLPullParser is the incremental parser behind ``ET.iterparse``; it is
+    used directly so that decompressed byte ranges can be fed to it. A :class:`Gap` in the bytes (a
+    corrupt bz2 block) and a page that never ends cost the page they cut, counted; reading goes on
+    at the next ``<page>``. Any other error from the byte source or the parser ends the stream after
+    the pages already complete, and is recorded in ``stats.errors`` and logged. Bytes that are not
+    UTF-8 are replaced and counted (``stats.bad_utf8``, logged), not an error.
+    """
+    parser: _PageParser | None = None
     try:
-        if wrap:
-            parser.feed("<pages>")
-        for text in _decoded(chunks, stats):
-            parser.feed(text)
-            yield from drain()
-        if wrap:
-            parser.feed("</pages>")
-        parser.close()
-        yield from drain()
+        for parser, text in _resynced(_decoded(chunks, stats), stats, "pages" if wrap else "mediawiki"):
+            yield from parser.feed(text)
+        if parser is not None and not parser.abandoned:
+            if wrap:
+                parser.parser.feed("</pages>")
+            parser.parser.close()
+            yield from parser.drain()
     except (ET.ParseError, EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
-        cut = ""
-        if opened is not None:  # its title, when the bytes before the error held it
-            cut = next((c.text or "?" for c in opened if _local(c.tag) == "title"), "?")
-            stats.cut_pages.append(cut)
-        logger.error(
-            "dump read stopped after %d pages%s: %s: %s",
-            stats.pages,
-            f", in page {cut!r}" if opened is not None else "",
-            type(exc).__name__,
-            exc,
-        )
+        logger.error("dump read stopped after %d pages: %s: %s", stats.pages, type(exc).__name__, exc)
+        if parser is not None:
+            parser.cut(f"{type(exc).__name__}: {exc}")
     if stats.bad_utf8:
         logger.warning("%d bytes that are not UTF-8 replaced by U+FFFD", stats.bad_utf8)
     if stats.bad_xml_chars:
@@ -215,6 +289,7 @@ def iter_pages_from_chunks(chunks: Iterable[bytes], stats: DumpStats, wrap: bool
 
 
 _BZ2_PIECE = 1 << 16  # compressed bytes per decompress call: an error loses what this piece had decompressed
+_MAX_BLOCK_BYTES = 1 << 21  # more than any bz2 block's compressed size (900 kB of input, at most ~1% larger)
 
 
 def is_bz2(path: str | os.PathLike[str]) -> bool:
@@ -231,12 +306,12 @@ class _DumpFile:
     stream that are not bz2 (``trailing_bytes`` here, counted) and cannot say where it stopped.
     """
 
-    def __init__(self, fh: BinaryIO, stats: DumpStats) -> None:
-        self.fh, self.stats = fh, stats
+    def __init__(self, path: str | os.PathLike[str], fh: BinaryIO, stats: DumpStats) -> None:
+        self.path, self.fh, self.stats = path, fh, stats
         self.size = os.fstat(fh.fileno()).st_size
         self.position = 0  # bytes of the file consumed
 
-    def chunks(self) -> Iterator[bytes]:
+    def chunks(self) -> Iterator[bytes | Gap]:
         magic = self.fh.read(3)
         self.fh.seek(0)
         if magic != b"BZh":
@@ -246,7 +321,7 @@ class _DumpFile:
             return
         yield from self._bz2_chunks()
 
-    def _bz2_chunks(self) -> Iterator[bytes]:
+    def _bz2_chunks(self) -> Iterator[bytes | Gap]:
         decomp = bz2.BZ2Decompressor()
         stream_start, data = 0, b""
         while True:
@@ -271,14 +346,31 @@ class _DumpFile:
             try:
                 out = decomp.decompress(data)
             except OSError as exc:
-                raise OSError(
-                    f"corrupt bz2 data between bytes {self.position} and {self.position + len(data)}: {exc}"
-                ) from exc
+                logger.error(
+                    "corrupt bz2 data between bytes %d and %d: %s", self.position, self.position + len(data), exc
+                )
+                yield from self._resumed(stream_start)
+                return
             used = len(data) - len(decomp.unused_data) if decomp.eof else len(data)
             self.position += used
             data = data[used:]
             if out:
                 yield out
+
+    def _resumed(self, stream_start: int) -> Iterator[bytes | Gap]:
+        """After a decompression error in the piece from ``self.position``: the rest of the file block by
+        block, from the block that piece's output began in (nothing of it was yielded: a block's output
+        comes only once all its bits are read), each corrupt block a :class:`Gap`."""
+        with open(self.path, "rb") as scan:
+            window = max(stream_start, self.position - _MAX_BLOCK_BYTES) * 8
+            before = (bit for bit, _ in bz2_markers(scan, window))
+            resume = window
+            for bit in before:
+                if bit >= self.position * 8:
+                    break
+                resume = bit
+        self.position = self.size
+        yield from (out for _, out in iter_bz2_blocks(self.path, resume // 8, self.size, pass_over=0))
 
     def _more(self, data: bytes) -> bytes:
         """``data`` extended until it can show a bz2 magic (3 bytes) or the file ends."""
@@ -300,9 +392,9 @@ def iter_dump_pages(source: str | os.PathLike[str] | BinaryIO, stats: DumpStats 
         yield from iter_pages_from_chunks(iter(partial(read, CHUNK), b""), stats)
         return
     with open(source, "rb") as fh:
-        dump = _DumpFile(fh, stats)
+        dump = _DumpFile(source, fh, stats)
         yield from iter_pages_from_chunks(dump.chunks(), stats)
-        stats.bytes_unread = dump.size - dump.position if stats.errors else 0
+        stats.bytes_unread += dump.size - dump.position
         if stats.bytes_unread:
             logger.error("%d of %d bytes of %s not read", stats.bytes_unread, dump.size, source)
 
@@ -359,7 +451,7 @@ def iter_multistream_pages(
     stats = stats if stats is not None else DumpStats()
     with open(path, "rb") as fh:
         yield from iter_pages_from_chunks(_iter_streams(fh, start, end, stats), stats, wrap=True)
-        stats.bytes_unread = max(0, end - fh.tell()) if stats.errors else 0
+        stats.bytes_unread += max(0, end - fh.tell()) if stats.errors else 0
         if stats.bytes_unread:
             logger.error("%d of %d bytes of %s[%d:%d] not read", stats.bytes_unread, end - start, path, start, end)
 
@@ -410,13 +502,14 @@ def multistream_ranges(path: str, index_path: str, target_bytes: int) -> list[tu
 # --- any bz2 dump in parallel: the pages whose <page> tag begins in a range's blocks ---------------
 
 
-def _owned_pages(blocks: Iterable[tuple[bool, bytes]]) -> Iterator[bytes]:
+def _owned_pages(blocks: Iterable[tuple[bool, bytes | Gap]]) -> Iterator[bytes | Gap]:
     """The bytes of the ``<page>`` elements whose start tag begins in the owned blocks.
 
     A range's text starts and ends inside pages: it begins at the first ``<page>`` of its owned
     blocks and runs, through the blocks after them, to the first ``<page>`` (or ``</mediawiki>``)
     that begins after them, where the next range's pages begin. So every page is read by exactly
     one range, whole. Dumps escape ``<`` in text, so the tags cannot occur inside a page's text.
+    A corrupt block is passed on as its :class:`Gap`; one after the owned blocks ends the range.
     """
     owned_end = 0  # offset, in this range's decompressed bytes, where the owned blocks end
     offset = 0  # offset of ``buffer[0]``
@@ -424,6 +517,14 @@ def _owned_pages(blocks: Iterable[tuple[bool, bytes]]) -> Iterator[bytes]:
     started = False
     try:
         for owned, out in blocks:
+            if isinstance(out, Gap):
+                if started or owned:
+                    yield from (buffer, out) if started else (out,)
+                    offset += len(buffer)
+                    buffer = b""
+                if not owned:
+                    return
+                continue
             if owned:
                 owned_end += len(out)
             buffer += out

@@ -17,13 +17,14 @@ cannot be split, and S2ORC ships as many shards.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import logging
 import zlib
 from collections import Counter
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
+from typing import Any, BinaryIO
 
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
@@ -62,41 +63,68 @@ def _decode(raw: bytes) -> tuple[str, bool]:
         return raw.decode("utf-8", errors="replace"), True
 
 
+# The most bytes one record (a line, or a pretty-printed file) may take: S2ORC's largest papers are
+# a few MB, and a longer line (a file without newlines) would otherwise be read whole into memory.
+MAX_RECORD_BYTES = 64 << 20
+
+
+def _parse(raw: bytes, where: str) -> tuple[Any, bool, str]:
+    """``(record, bad_utf8, where)``, ``record`` None when the bytes do not parse.
+
+    Any exception is one bad record, never the file's: a deeply nested value raises RecursionError
+    and a 5,000-digit number ValueError, besides JSONDecodeError.
+    """
+    text, bad = _decode(raw)
+    try:
+        return json.loads(text), bad, where
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return None, bad, f"{where}: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _lines(fh: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` of each non-empty line, None for one over MAX_RECORD_BYTES (skipped
+    in bounded memory, without being read whole)."""
+    lineno = 0
+    while line := fh.readline(MAX_RECORD_BYTES + 1):
+        lineno += 1
+        if len(line) > MAX_RECORD_BYTES and not line.endswith(b"\n"):
+            while (rest := fh.readline(MAX_RECORD_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield lineno, None
+        elif line.strip():
+            yield lineno, line
+
+
 def iter_s2orc_records(path: str) -> Iterator[tuple[Any, bool, str]]:
     """``(record, bad_utf8, where)`` for each JSON record of a file; ``record`` is None if it does not parse.
 
-    A file whose first non-empty line is a complete JSON value is read as JSON lines; otherwise the
-    whole file is one JSON document (an object, or a list of objects) - a pretty-printed paper.
+    A file whose first non-empty line is a lone ``{`` or ``[`` is one pretty-printed JSON document (an
+    object, or a list of objects); any other is JSON lines, each line parsed alone, so that a bad line
+    (the first included) costs that line only. Both are read in memory bounded by MAX_RECORD_BYTES.
     """
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == b"\x1f\x8b"
     with gzip.open(path, "rb") if gzipped else open(path, "rb") as fh:
-        lines = enumerate(fh, start=1)
-        first_no, first = next(((n, line) for n, line in lines if line.strip()), (0, b""))
-        if not first:
+        lines = _lines(fh)
+        first_no, first = next(lines, (0, b""))
+        if first is not None and first.strip() in (b"{", b"["):
+            yield from _document(first + fh.read(MAX_RECORD_BYTES + 1 - len(first)), path)
             return
-        text, bad = _decode(first)
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError:
-            text, bad = _decode(first + fh.read())
-            try:
-                document = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield None, bad, f"{path}: {exc}"
-                return
-            for record in document if isinstance(document, list) else [document]:
-                yield record, bad, path
-            return
-        yield record, bad, f"{path}:{first_no}"
-        for lineno, line in lines:
-            if not line.strip():
-                continue
-            text, bad = _decode(line)
-            try:
-                yield json.loads(text), bad, f"{path}:{lineno}"
-            except json.JSONDecodeError as exc:
-                yield None, bad, f"{path}:{lineno}: {exc}"
+        for lineno, line in itertools.chain([(first_no, first)] if first_no else [], lines):
+            if line is None:
+                yield None, False, f"{path}:{lineno}: line over {MAX_RECORD_BYTES} bytes"
+            else:
+                yield _parse(line, f"{path}:{lineno}")
+
+
+def _document(raw: bytes, path: str) -> Iterator[tuple[Any, bool, str]]:
+    """The records of a pretty-printed file, or one bad record when it is too long or does not parse."""
+    if len(raw) > MAX_RECORD_BYTES:
+        yield None, False, f"{path}: document over {MAX_RECORD_BYTES} bytes"
+        return
+    document, bad, where = _parse(raw, path)
+    for record in document if isinstance(document, list) else [document]:
+        yield record, bad, where
 
 
 def _paragraphs(value: Any) -> list[str]:
@@ -133,23 +161,28 @@ def _file_rows(path: str, include_body: bool) -> Iterator[tuple]:
     return ((*row, path) for row in _record_rows(path, include_body))
 
 
+def _record_row(record: Any, bad_utf8: bool, where: str, include_body: bool) -> tuple:
+    """The row of one parsed record: a document, or a skip with its reason."""
+    if not isinstance(record, dict):
+        return (None, None, None, None, "bad_json", where, bad_utf8)
+    paper_id = record.get("paper_id")
+    if paper_id is None or paper_id == "":
+        return (None, None, None, None, "no_paper_id", where, bad_utf8)
+    title, text = paper_text(record, include_body)
+    if not text:
+        return (str(paper_id), title, None, None, "no_text", f"{where}: paper {paper_id}", bad_utf8)
+    return (str(paper_id), title, text, [], None, None, bad_utf8)
+
+
 def _record_rows(path: str, include_body: bool) -> Iterator[tuple]:
     """One output row per record of a file (a document, or a skip row with the reason), and one
     ``read_error`` row if the file breaks off (truncated gzip): the records before it are kept."""
     try:
         for record, bad_utf8, where in iter_s2orc_records(path):
-            if not isinstance(record, dict):
-                yield (None, None, None, None, "bad_json", where, bad_utf8)
-                continue
-            paper_id = record.get("paper_id")
-            if paper_id is None or paper_id == "":
-                yield (None, None, None, None, "no_paper_id", where, bad_utf8)
-                continue
-            title, text = paper_text(record, include_body)
-            if not text:
-                yield (str(paper_id), title, None, None, "no_text", f"{where}: paper {paper_id}", bad_utf8)
-                continue
-            yield (str(paper_id), title, text, [], None, None, bad_utf8)
+            try:
+                yield _record_row(record, bad_utf8, where, include_body)
+            except Exception as exc:  # noqa: BLE001 - a record's damage costs that record, never the file
+                yield (None, None, None, None, "bad_json", f"{where}: {type(exc).__name__}", bad_utf8)
     except (OSError, EOFError, zlib.error) as exc:
         logger.error("%s: reading stopped: %r", path, exc)
         yield (None, None, None, None, "read_error", f"{path}: {exc!r}", False)

@@ -9,10 +9,15 @@ are encoded (a fixed-size list still carries repetition levels) and usually comp
 one vector means decoding its whole page, and opening a 5M x 768 table (15 GB) that way would need it
 in RAM.  Every table therefore gets an Arrow IPC sidecar (``table.arrow``, uncompressed) with the same
 rows: an IPC file is its own in-memory layout, so :func:`pyarrow.memory_map` gives zero-copy numpy
-views, opening costs only the footer, and a lookup touches just the pages of the rows it reads (found
+views, nothing is copied into RAM, and a lookup touches just the pages of the rows it reads (found
 by binary search over the sorted ids, so no id -> row dict of millions of Python strings either).
-Writer and sidecar share a random build id; a missing or stale sidecar (a copied or rewritten
-Parquet file) is rebuilt from the Parquet file, row group by row group.
+The sidecar is trusted only as far as it is verified on open (one pass over both files, one batch at
+a time): it records the SHA-256 of the Parquet
+file's bytes, which must be the table's, and each record batch the SHA-256 of its bytes, which must be
+its own; a missing, stale or damaged sidecar (a copied or rewritten Parquet file, flipped bytes) is
+rebuilt from the Parquet file, row group by row group.  Where the table's folder is read-only the
+sidecar goes to a private cache folder (0700, the user's), named by that digest, never by anything
+the file says of itself.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
+import stat
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,6 +41,8 @@ logger = logging.getLogger(__name__)
 REQUIRED_METADATA = ("model", "revision", "hidden_size", "representation", "max_seq_len", "norm")
 META_KEY = b"pelt"
 BUILD_KEY = b"pelt_build"
+SOURCE_KEY = b"pelt_parquet_sha256"  # sidecar schema: the digest of the Parquet file it was built from
+BATCH_KEY = b"pelt_sha256"  # sidecar record batch: the digest of the batch's own bytes
 CHUNK_ROWS = 16_384  # rows per Parquet row group / IPC record batch / merge step (~50 MB at H=768)
 
 # Optional columns, after the vectors: the ids a user may hold instead of the entity id.
@@ -80,9 +87,36 @@ def _check_metadata(metadata: Mapping[str, object], hidden_size: int) -> dict[st
     missing = [k for k in REQUIRED_METADATA if k not in metadata]
     if missing:
         raise ValueError(f"table metadata lacks {missing}")
-    if int(metadata["hidden_size"]) != hidden_size:
+    try:
+        width, _ = int(metadata["hidden_size"]), float(metadata["norm"])  # type: ignore[arg-type]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"metadata hidden_size or norm is not a number: {err}") from None
+    if width != hidden_size:
         raise ValueError(f"metadata hidden_size {metadata['hidden_size']} != vector width {hidden_size}")
     return dict(metadata)
+
+
+def check_table_schema(path: Path, schema: pa.Schema) -> None:
+    """ValueError naming ``path`` unless its schema is a table's: readers then index it without a
+    KeyError or JSONDecodeError from metadata that someone crafted."""
+    metadata = schema.metadata or {}
+    if META_KEY not in metadata:
+        raise ValueError(f"{path} is not a pelt entity table (no {META_KEY.decode()!r} schema metadata)")
+    try:
+        meta = json.loads(metadata[META_KEY])
+        if not isinstance(meta, dict):
+            raise ValueError(f"{META_KEY.decode()!r} metadata is not a JSON object")
+        for name, kind in (("entity_id", pa.types.is_string), ("n_sentences", pa.types.is_int64)):
+            if not kind(schema.field(name).type):
+                raise ValueError(f"column {name} is {schema.field(name).type}")
+        vectors = schema.field("vector_sum").type
+        if not (pa.types.is_fixed_size_list(vectors) and pa.types.is_float32(vectors.value_type)):
+            raise ValueError(f"vector_sum is {vectors}, not fixed_size_list<float32>")
+        if not pa.types.is_int64(schema.field("frequency").type):
+            raise ValueError(f"column frequency is {schema.field('frequency').type}")
+        _check_metadata(meta, vectors.list_size)
+    except (KeyError, ValueError) as err:  # KeyError: a missing column; JSONDecodeError is a ValueError
+        raise ValueError(f"{path} is not a valid pelt entity table: {err}") from None
 
 
 def _ipc_schema(schema: pa.Schema) -> pa.Schema:
@@ -95,24 +129,17 @@ def _to_ipc(batch: pa.RecordBatch, ipc_schema: pa.Schema) -> pa.RecordBatch:
 
 
 def write_files(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
-    """Stream batches into the Parquet file and its sidecar; each appears (atomically) only when complete."""
+    """Stream batches into the Parquet file, then its sidecar; each appears (atomically) only when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_parquet = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp_arrow = path.with_name(f".{sidecar_path(path).name}.{uuid.uuid4().hex}.tmp")
-    ipc_schema = _ipc_schema(schema)
     try:
-        with (
-            pq.ParquetWriter(tmp_parquet, schema, compression="zstd") as pw,
-            pa.ipc.new_file(tmp_arrow, ipc_schema) as aw,
-        ):
+        with pq.ParquetWriter(tmp_parquet, schema, compression="zstd") as pw:
             for batch in batches:
                 pw.write_batch(batch, row_group_size=CHUNK_ROWS)
-                aw.write_batch(_to_ipc(batch, ipc_schema))
-        os.replace(tmp_arrow, sidecar_path(path))
+        _write_sidecar(sidecar_path(path), tmp_parquet, file_digest(tmp_parquet))
         os.replace(tmp_parquet, path)
     finally:
-        for tmp in (tmp_parquet, tmp_arrow):
-            tmp.unlink(missing_ok=True)
+        tmp_parquet.unlink(missing_ok=True)
 
 
 def write_table(
@@ -201,65 +228,109 @@ def _check_sorted_unique(ids: pa.Array | pa.ChunkedArray) -> None:
             raise ValueError(f"entity ids not strictly increasing at {ids[first]!s} / {ids[first + 1]!s}: duplicates?")
 
 
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes: what binds a sidecar to its table (and names it in the cache)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _batch_digest(batch: pa.RecordBatch) -> bytes:
+    """SHA-256 of a batch's IPC bytes, which are the same written and memory-mapped back."""
+    return hashlib.sha256(batch.serialize()).hexdigest().encode()
+
+
 def memory_map_table(path: Path) -> pa.ipc.RecordBatchFileReader:
-    """The rows of ``table.parquet``, memory-mapped from its sidecar, (re)building the sidecar when missing
-    or stale; the one way in for readers, so that none of them ever decodes the Parquet pages."""
+    """The rows of ``table.parquet``, memory-mapped from its sidecar, (re)building the sidecar when missing,
+    stale or damaged; the one way in for readers, so that none of them ever decodes the Parquet pages."""
     if not path.exists():
         raise FileNotFoundError(f"entity table {path} does not exist")
-    build = pq.read_schema(path).metadata or {}
-    if META_KEY not in build:
-        raise ValueError(f"{path} is not a pelt entity table (no {META_KEY.decode()!r} schema metadata)")
-    for candidate in (sidecar_path(path), _fallback_sidecar(build.get(BUILD_KEY, b"none"))):
-        reader = _open_sidecar(candidate, build.get(BUILD_KEY))
+    try:
+        schema = pq.read_schema(path)
+    except pa.ArrowException as err:
+        raise ValueError(f"{path} is not a Parquet file: {err}") from None
+    check_table_schema(path, schema)
+    digest = file_digest(path)
+    for candidate in (sidecar_path(path), _cache_dir() / f"{digest}.arrow"):
+        reader = _open_sidecar(candidate, digest)
         if reader is not None:
             return reader
-    return _rebuild_sidecar(path)
+    return _rebuild_sidecar(path, digest)
 
 
-def _fallback_sidecar(build_id: bytes) -> Path:
-    """Sidecar location when the table's directory is read-only (keyed by build id, so never stale)."""
-    return Path(tempfile.gettempdir()) / "pelt-tables" / f"{build_id.decode()}.arrow"
+def _cache_dir() -> Path:
+    """Where sidecars go when a table's folder is read-only: the user's cache, not a shared temp dir."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pelt" / "tables"
 
 
-def _open_sidecar(path: Path, build_id: bytes | None) -> pa.ipc.RecordBatchFileReader | None:
-    if build_id is None or not path.exists():
+def _private(folder: Path) -> bool:
+    """Whether the cache folder and its parent are the user's alone: nobody else can plant a sidecar there."""
+    for part in (folder, folder.parent):
+        info = part.stat()
+        if info.st_uid != os.getuid() or info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            return False
+    return True
+
+
+def _open_sidecar(path: Path, digest: str) -> pa.ipc.RecordBatchFileReader | None:
+    """The sidecar at ``path`` if it was built from the Parquet file of ``digest`` and no byte of its
+    batches changed since; None (logged) if it is absent, in a folder others can write, stale or damaged."""
+    if not path.exists():
+        return None
+    if path.parent == _cache_dir() and not _private(path.parent):
+        logger.warning("table cache %s is not private (0700, yours): not used", path.parent)
         return None
     try:
         reader = pa.ipc.open_file(pa.memory_map(str(path)))
-    except pa.ArrowInvalid:
-        logger.warning("unreadable table sidecar %s; rebuilding it", path)
-        return None
-    if (reader.schema.metadata or {}).get(BUILD_KEY) != build_id:
-        logger.info("table sidecar %s is stale; rebuilding it", path)
+        if (reader.schema.metadata or {}).get(SOURCE_KEY) != digest.encode():
+            logger.info("table sidecar %s is stale; rebuilding it", path)
+            return None
+        for i in range(reader.num_record_batches):
+            batch, custom = reader.get_batch_with_custom_metadata(i)
+            if custom is None or custom.get(BATCH_KEY) != _batch_digest(batch):
+                logger.warning("table sidecar %s: record batch %d is damaged; rebuilding it", path, i)
+                return None
+    except (pa.ArrowException, OSError) as err:
+        logger.warning("unreadable table sidecar %s (%s); rebuilding it", path, err)
         return None
     return reader
 
 
-def _write_sidecar(target: Path, ipc_schema: pa.Schema, pf: pq.ParquetFile) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _write_sidecar(target: Path, parquet: Path, digest: str) -> None:
+    """The sidecar of the Parquet file of ``digest``: its rows, each batch with the digest of its bytes."""
+    pf = pq.ParquetFile(parquet)
+    metadata = dict(pf.schema_arrow.metadata or {})
+    metadata.setdefault(BUILD_KEY, uuid.uuid4().hex.encode())
+    metadata[SOURCE_KEY] = digest.encode()
+    ipc_schema = _ipc_schema(pf.schema_arrow.with_metadata(metadata))
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         with pa.ipc.new_file(tmp, ipc_schema) as writer:
             for batch in pf.iter_batches(batch_size=CHUNK_ROWS):
-                writer.write_batch(_to_ipc(batch, ipc_schema))
+                batch = _to_ipc(batch, ipc_schema)
+                writer.write_batch(batch, custom_metadata={BATCH_KEY: _batch_digest(batch)})
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _rebuild_sidecar(path: Path) -> pa.ipc.RecordBatchFileReader:
-    """Stream a Parquet table into a fresh sidecar (beside it, or in the temp dir if that is read-only)."""
-    pf = pq.ParquetFile(path)
+def _rebuild_sidecar(path: Path, digest: str) -> pa.ipc.RecordBatchFileReader:
+    """Stream a Parquet table into a fresh sidecar (beside it, or in the private cache if that is read-only)."""
     _check_sorted_unique(pq.read_table(path, columns=["entity_id"]).column(0))
-    metadata = dict(pf.schema_arrow.metadata or {})
-    build_id = metadata.get(BUILD_KEY) or uuid.uuid4().hex.encode()
-    metadata[BUILD_KEY] = build_id
-    ipc_schema = _ipc_schema(pf.schema_arrow.with_metadata(metadata))
-    for target in (sidecar_path(path), _fallback_sidecar(build_id)):
+    cache = _cache_dir()
+    for target in (sidecar_path(path), cache / f"{digest}.arrow"):
         try:
-            _write_sidecar(target, ipc_schema, pf)
+            if target.parent == cache:
+                cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+                for folder in (cache.parent, cache):
+                    folder.chmod(0o700)
+                if not _private(cache):
+                    raise OSError(f"{cache} is not private (0700, yours)")
+            _write_sidecar(target, path, digest)
         except OSError as err:  # read-only directory or file system
-            logger.warning("cannot write table sidecar %s (%s); trying the temp dir", target, err)
+            logger.warning("cannot write table sidecar %s (%s); trying the private cache", target, err)
             continue
         logger.info("built table sidecar %s", target)
         return pa.ipc.open_file(pa.memory_map(str(target)))

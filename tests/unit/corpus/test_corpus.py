@@ -354,18 +354,21 @@ def test_a_bz2_cut_mid_block_keeps_its_pages_and_counts_the_one_it_cut(tmp_path,
     assert stats.bytes_unread == 0 and stats.trailing_bytes == 0  # the file was read to its end
 
 
-def test_a_corrupt_bz2_block_counts_the_page_it_cut_and_the_bytes_unread(
+def test_a_corrupt_bz2_block_is_skipped_and_counted_and_reading_resumes_after_it(
     tmp_path, sample_bytes, raw_pages, sample_order
 ):
     data, at = _corrupt_block(sample_bytes)
     pages, stats = _read(tmp_path, data)
-    n = len(pages)
-    assert 0 < n < len(sample_order)
-    assert pages == [raw_pages[i] for i in sample_order[:n]]
-    assert stats.cut_pages == [raw_pages[sample_order[n]].title]
-    assert len(stats.errors) == 1 and "OSError" in stats.errors[0] and "corrupt bz2 data" in stats.errors[0]
-    # reading stopped at (or after: bz2 checks a block's CRC at its end) the corrupted bytes
-    assert 0 < stats.bytes_unread <= len(data) - at
+    ids = [p.page_id for p in pages]
+    n = next(i for i, page_id in enumerate(ids) if page_id != sample_order[i])  # the first page after the gap
+    assert pages[:n] == [raw_pages[i] for i in sample_order[:n]]
+    resumed = sample_order.index(ids[n])
+    assert pages[n:] == [raw_pages[i] for i in sample_order[resumed:]]  # every page after the block
+    assert stats.cut_pages == [raw_pages[sample_order[n]].title]  # the page the corrupt block cut
+    assert len(stats.errors) == 1 and "does not decode (corrupt file)" in stats.errors[0]
+    # the compressed bytes skipped: the corrupt block's, which holds the corrupted bytes
+    assert 0 < stats.bytes_unread < 1 << 20
+    assert stats.pages_started == len(pages) + 1  # the pages wholly inside the block cannot be counted
 
 
 def test_garbage_after_the_last_bz2_stream_is_counted_not_read(tmp_path, sample_bytes, raw_pages, sample_order):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import tracemalloc
+from collections import Counter
 from pathlib import Path
 
+import pelt.corpus.s2orc
 from pelt.corpus.documents import DOCUMENTS_SCHEMA
-from pelt.corpus.s2orc import build_s2orc_corpus, iter_s2orc_records, paper_text
+from pelt.corpus.s2orc import _record_rows, build_s2orc_corpus, iter_s2orc_records, paper_text
 
 
 def records(path: Path) -> list[dict]:
@@ -117,3 +120,41 @@ def test_build_s2orc_corpus(spark, shared_data: Path, tmp_path: Path) -> None:
     assert rows["7"].text == "na\ufffdve" and rows["7"].links == []
     assert rows["15772371"].title.startswith("Artificial diets for rearing the Colorado potato beetle")
     assert all(row.text for row in rows.values())
+
+
+def test_a_hostile_line_costs_that_line_only(tmp_path: Path) -> None:
+    """A deeply nested value (RecursionError) or a 5,000-digit number (ValueError) is one bad record."""
+    good = json.dumps({"paper_id": "1", "abstract": "Fine."}).encode()
+    lines = [good, b"[" * 100_000 + b"]" * 100_000, b'{"paper_id": "2", "n": ' + b"9" * 5000 + b"}", good]
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    rows = list(_record_rows(str(path), include_body=True))
+    assert [row[4] for row in rows] == [None, "bad_json", "bad_json", None]
+    assert "RecursionError" in rows[1][5] and "ValueError" in rows[2][5]
+
+
+def test_a_corrupt_first_line_costs_that_line_in_bounded_memory(tmp_path: Path) -> None:
+    record = json.dumps({"paper_id": "1", "abstract": "A fine abstract. " * 100}).encode()
+    path = tmp_path / "shard.jsonl"
+    path.write_bytes(b"{corrupt\n" + b"\n".join([record] * 1000))  # 1.7 MB
+    tracemalloc.start()
+    try:
+        bad = Counter(record is None for record, _, _ in iter_s2orc_records(str(path)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert bad == {False: 1000, True: 1}
+    assert peak < 200_000  # one line at a time, not the 1.7 MB file
+    first = next(iter_s2orc_records(str(path)))
+    assert first[0] is None and first[2].startswith(f"{path}:1: JSONDecodeError")
+
+
+def test_a_line_over_the_record_limit_is_skipped_unread(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pelt.corpus.s2orc, "MAX_RECORD_BYTES", 1000)
+    good = json.dumps({"paper_id": "1", "abstract": "Fine."}).encode()
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"\n".join([good, b'{"abstract": "' + b"x" * 5000 + b'"}', good]))
+    got = list(iter_s2orc_records(str(path)))
+    assert [r is None for r, _, _ in got] == [False, True, False] and "line over 1000 bytes" in got[1][2]
+    path.write_bytes(b"{\n" + b" " * 2000 + b"}")  # a pretty-printed document over the limit
+    assert [(r, w) for r, _, w in iter_s2orc_records(str(path))] == [(None, f"{path}: document over 1000 bytes")]

@@ -9,12 +9,14 @@ import io
 import os
 import random
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pelt.corpus.dump
 from pelt.corpus.bz2_blocks import bz2_block_ranges
 from pelt.corpus.dump import (
     DumpStats,
@@ -758,3 +760,56 @@ def test_mutated_real_pages_parse_without_leaking_markup(real_pages: dict[str, s
         at = data.draw(st.integers(0, len(window)))
         window = window[:at] + data.draw(st.sampled_from(FRAGMENTS)) + window[at:]
     assert_well_formed(window)
+
+
+def test_zero_padded_character_references_are_judged_by_value() -> None:
+    pages = [page_xml(1, "Alpha", "a &#00000000001; b &#x0000000041; c &#0000000000000000000065;"), PAGES[3]]
+    data = dump(pages)
+    for chunking in (1, 7, len(data)):  # padded references cut by chunk boundaries
+        stats = DumpStats()
+        chunks = (data[i : i + chunking] for i in range(0, len(data), chunking))
+        assert [(p.page_id, p.text) for p in iter_pages_from_chunks(chunks, stats)] == [
+            (1, "a \ufffd b A c A"),
+            (4, "#REDIRECT [[gamma ray]]"),
+        ], chunking
+        assert (stats.bad_xml_chars, stats.errors) == (1, [])
+
+
+def test_an_unclosed_page_is_a_counted_cut_in_bounded_memory() -> None:
+    """A <page> without </page>: the pages after it are read, it is counted, and it does not keep them."""
+    unclosed = PAGES[0].replace("</page>", "")
+    pages = [page_xml(i, f"P{i}", "wikitext " * 200) for i in range(10, 2010)]  # 3.6 MB
+    stats = DumpStats()
+    tracemalloc.start()
+    try:
+        read = sum(1 for _ in iter_dump_pages(io.BytesIO(dump([unclosed, *pages])), stats))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 2000 and stats.cut_pages == ["Alpha"] and stats.pages_started == 2001
+    assert peak < 12_000_000  # the input's 3.6 MB, twice, and not the pages kept inside Alpha
+
+
+def test_a_page_over_the_cap_is_cut_and_the_next_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pelt.corpus.dump, "MAX_PAGE_CHARS", 3000)
+    endless = page_xml(5, "Endless", "x" * 10_000).replace("</text></revision></page>", "")
+    data = dump([PAGES[0], endless + "y" * 10_000, PAGES[3]])
+    stats = DumpStats()
+    chunks = (data[i : i + 1000] for i in range(0, len(data), 1000))
+    assert [p.page_id for p in iter_pages_from_chunks(chunks, stats)] == [1, 4]
+    assert stats.cut_pages == ["Endless"] and "over 3000 characters" in stats.errors[0]
+
+
+def test_a_corrupt_block_is_skipped_by_every_reader(single_stream: Path, tmp_path: Path) -> None:
+    data = bytearray(single_stream.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 16] = bytes(16)
+    path = tmp_path / "corrupt.xml.bz2"
+    path.write_bytes(bytes(data))
+    whole = DumpStats()
+    pages = list(iter_dump_pages(path, whole))
+    split = DumpStats()
+    assert block_split(path, 3, split) == pages and 150 < len(pages) < 206
+    for stats in (whole, split):
+        assert len(stats.errors) == 1 and "does not decode" in stats.errors[0]
+        assert len(stats.cut_pages) == 1 and 0 < stats.bytes_unread < 100_000
+    assert pages[-1].page_id == list(iter_dump_pages(single_stream))[-1].page_id  # read to the end

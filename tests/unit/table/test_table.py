@@ -90,11 +90,64 @@ def test_sidecar_is_rebuilt_when_missing_or_stale(table_path, tmp_path, sums, mo
     write_table(tmp_path / "new" / "table.parquet", ["Paris"], np.ones((1, H)), [1], [1], META)
     shutil.copy(tmp_path / "new" / "table.parquet", table_path)
     assert list(EntityTable.open(table_path).ids()) == ["Paris"]
-    # a directory where no sidecar can be written: one in the temp dir is used
+    # a directory where no sidecar can be written: one in the user's private cache is used
     monkeypatch.setattr(pelt.table.format, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
-    monkeypatch.setattr(pelt.table.format.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     table = EntityTable.open(table_path)
-    assert list(table.ids()) == ["Paris"] and len(os.listdir(tmp_path / "tmp" / "pelt-tables")) == 1
+    assert list(table.ids()) == ["Paris"] and len(os.listdir(tmp_path / "cache" / "pelt" / "tables")) == 1
+
+
+def test_a_sidecar_is_used_only_when_it_verifies(table_path, tmp_path, sums, monkeypatch):
+    """A sidecar planted in the cache for a table copied without its own, or one with flipped bytes,
+    is never served: the sidecar is rebuilt from the Parquet file."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sidecar = sidecar_path(table_path)
+    data = bytearray(sidecar.read_bytes())
+    at = data.index(sums[1].tobytes())  # Paris's vector
+    data[at : at + 64] = bytes(64)
+    sidecar.write_bytes(data)
+    np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
+    # a table copied alone where no sidecar can be written; another table's sidecar planted in the
+    # cache under its build id and under its content digest: neither is served
+    write_table(tmp_path / "other" / "table.parquet", IDS, sums * 2, [1] * 5, [1] * 5, META)
+    other_sidecar = sidecar_path(tmp_path / "other" / "table.parquet")
+    copy = tmp_path / "copy" / "table.parquet"
+    copy.parent.mkdir()
+    shutil.copy(table_path, copy)
+    monkeypatch.setattr(pelt.table.format, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
+    cache = tmp_path / "cache" / "pelt"
+    (cache / "tables").mkdir(parents=True)
+    for private in (True, False):  # a private cache is verified; one others can write is not used
+        for name in (pq.read_schema(copy).metadata[b"pelt_build"].decode(), pelt.table.format.file_digest(copy)):
+            shutil.copy(other_sidecar, cache / "tables" / f"{name}.arrow")
+        for folder in (cache, cache / "tables"):
+            folder.chmod(0o700 if private else 0o777)
+        np.testing.assert_array_equal(EntityTable.open(copy).vector_sums(["Paris"]), sums[1:2])
+        assert (cache.stat().st_mode & 0o777, (cache / "tables").stat().st_mode & 0o777) == (0o700, 0o700)
+
+
+def test_crafted_metadata_is_one_clear_error(tmp_path, sums, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "t.parquet"
+    write_table(path, IDS, sums, [1] * 5, [1] * 5, META)
+    table = pq.read_table(path)
+    crafted = {
+        b"not json": b"{",
+        b"a list": b"[1]",
+        b"no norm": json.dumps({k: v for k, v in META.items() if k != "norm"}).encode(),
+        b"wrong width": json.dumps({**META, "hidden_size": H + 1}).encode(),
+        b"width not a number": json.dumps({**META, "hidden_size": [H]}).encode(),
+    }
+    for case, meta in crafted.items():
+        bad = tmp_path / f"{case.decode().replace(' ', '_')}.parquet"
+        pq.write_table(table.replace_schema_metadata({b"pelt": meta, b"pelt_build": b"../../x"}), bad)
+        with pytest.raises(ValueError, match=f"{bad} is not a valid pelt entity table"):
+            EntityTable.open(bad)
+    assert not list(tmp_path.glob("**/x.arrow")) and not (tmp_path.parent / "x.arrow").exists()
+    bad = tmp_path / "ints.parquet"  # vectors of another type
+    pq.write_table(table.set_column(3, "vector_sum", pa.array([[1]] * 5, pa.list_(pa.int64(), 1))), bad)
+    with pytest.raises(ValueError, match=f"{bad} is not a valid pelt entity table: vector_sum"):
+        EntityTable.open(bad)
 
 
 def test_write_table_rejects_bad_input(tmp_path, sums):
