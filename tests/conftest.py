@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's cache (table sidecars, verification stamps: pelt.table.format) in a temp folder for the
+    whole session, the workflow runs the tests start included: the tests leave nothing in ~/.cache."""
+    cache = tmp_path_factory.mktemp("xdg_cache")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    return cache
 
 
 @pytest.fixture(scope="session")

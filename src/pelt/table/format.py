@@ -140,6 +140,7 @@ def write_files(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
         os.replace(tmp_parquet, path)
     finally:
         tmp_parquet.unlink(missing_ok=True)
+    _remember_verified(path, sidecar_path(path))  # built from these very bytes
 
 
 def write_table(
@@ -252,12 +253,53 @@ def memory_map_table(path: Path) -> pa.ipc.RecordBatchFileReader:
     except pa.ArrowException as err:
         raise ValueError(f"{path} is not a Parquet file: {err}") from None
     check_table_schema(path, schema)
+    verified = _verified_before(path)
+    if verified is not None:
+        return pa.ipc.open_file(pa.memory_map(str(verified)))
     digest = file_digest(path)
     for candidate in (sidecar_path(path), _cache_dir() / f"{digest}.arrow"):
         reader = _open_sidecar(candidate, digest)
         if reader is not None:
+            _remember_verified(path, candidate)
             return reader
-    return _rebuild_sidecar(path, digest)
+    reader, sidecar = _rebuild_sidecar(path, digest)
+    _remember_verified(path, sidecar)
+    return reader
+
+
+def _stat_key(*paths: Path) -> str:
+    """What changes whenever a file's bytes do: device, inode, size and ctime (which no user can set
+    back, unlike mtime), the way git's index tells an unchanged file without reading it."""
+    parts = []
+    for path in paths:
+        info = path.stat()
+        parts.append(f"{path.resolve()}|{info.st_dev}|{info.st_ino}|{info.st_size}|{info.st_ctime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stamps() -> Path:
+    return _cache_dir().parent / "verified"
+
+
+def _verified_before(path: Path) -> Path | None:
+    """The sidecar this table was verified with (both files hashed) and neither has changed since:
+    hashing a table of millions of rows on every open would cost minutes."""
+    stamps = _stamps()
+    if not stamps.is_dir() or not _private(stamps):
+        return None
+    for sidecar in (sidecar_path(path), *_cache_dir().glob("*.arrow")):
+        if sidecar.exists() and (stamps / _stat_key(path, sidecar)).exists():
+            return sidecar
+    return None
+
+
+def _remember_verified(path: Path, sidecar: Path) -> None:
+    """A stamp, in the private cache, that ``sidecar`` was verified against ``path`` as they are now."""
+    try:
+        _private_folder(_stamps())
+        (_stamps() / _stat_key(path, sidecar)).touch()
+    except OSError as err:
+        logger.info("cannot remember that %s was verified (%s): the next open verifies it again", path, err)
 
 
 def _cache_dir() -> Path:
@@ -316,22 +358,27 @@ def _write_sidecar(target: Path, parquet: Path, digest: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _rebuild_sidecar(path: Path, digest: str) -> pa.ipc.RecordBatchFileReader:
+def _private_folder(cache: Path) -> None:
+    """The cache folder, created the user's alone (0700); an error if it cannot be."""
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in (cache.parent, cache):
+        folder.chmod(0o700)
+    if not _private(cache):
+        raise OSError(f"{cache} is not private (0700, yours)")
+
+
+def _rebuild_sidecar(path: Path, digest: str) -> tuple[pa.ipc.RecordBatchFileReader, Path]:
     """Stream a Parquet table into a fresh sidecar (beside it, or in the private cache if that is read-only)."""
     _check_sorted_unique(pq.read_table(path, columns=["entity_id"]).column(0))
     cache = _cache_dir()
     for target in (sidecar_path(path), cache / f"{digest}.arrow"):
         try:
             if target.parent == cache:
-                cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-                for folder in (cache.parent, cache):
-                    folder.chmod(0o700)
-                if not _private(cache):
-                    raise OSError(f"{cache} is not private (0700, yours)")
+                _private_folder(cache)
             _write_sidecar(target, path, digest)
         except OSError as err:  # read-only directory or file system
             logger.warning("cannot write table sidecar %s (%s); trying the private cache", target, err)
             continue
         logger.info("built table sidecar %s", target)
-        return pa.ipc.open_file(pa.memory_map(str(target)))
+        return pa.ipc.open_file(pa.memory_map(str(target))), target
     raise OSError(f"no writable place for the sidecar of {path}")

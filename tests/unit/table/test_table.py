@@ -116,7 +116,7 @@ def test_a_sidecar_is_used_only_when_it_verifies(table_path, tmp_path, sums, mon
     shutil.copy(table_path, copy)
     monkeypatch.setattr(pelt.table.format, "sidecar_path", lambda p: table_path / "cannot" / "be.arrow")
     cache = tmp_path / "cache" / "pelt"
-    (cache / "tables").mkdir(parents=True)
+    (cache / "tables").mkdir(parents=True, exist_ok=True)
     for private in (True, False):  # a private cache is verified; one others can write is not used
         for name in (pq.read_schema(copy).metadata[b"pelt_build"].decode(), pelt.table.format.file_digest(copy)):
             shutil.copy(other_sidecar, cache / "tables" / f"{name}.arrow")
@@ -124,6 +124,25 @@ def test_a_sidecar_is_used_only_when_it_verifies(table_path, tmp_path, sums, mon
             folder.chmod(0o700 if private else 0o777)
         np.testing.assert_array_equal(EntityTable.open(copy).vector_sums(["Paris"]), sums[1:2])
         assert (cache.stat().st_mode & 0o777, (cache / "tables").stat().st_mode & 0o777) == (0o700, 0o700)
+
+
+def test_a_verified_table_is_not_hashed_again_until_a_file_changes(table_path, tmp_path, sums, monkeypatch):
+    """Hashing both files on every open would cost minutes for millions of rows: once verified, a
+    table opens from a stat of both (ctime, size, inode), and any change of either verifies again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hashed = []
+    digest = pelt.table.format.file_digest
+    monkeypatch.setattr(pelt.table.format, "file_digest", lambda path: hashed.append(path) or digest(path))
+    for _ in range(3):
+        np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
+    assert hashed == [table_path]  # the first open only
+    sidecar = sidecar_path(table_path)
+    data = bytearray(sidecar.read_bytes())
+    at = data.index(sums[1].tobytes())
+    data[at : at + 64] = bytes(64)
+    sidecar.write_bytes(data)  # same size, same inode: the ctime tells
+    np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
+    assert hashed == [table_path, table_path]
 
 
 def test_crafted_metadata_is_one_clear_error(tmp_path, sums, monkeypatch):
