@@ -80,90 +80,12 @@ def write_lama_summary(
     header = ["model", "variant", "norm", "facts", "injected", "macro_p_at_1", "micro_p_at_1"]
     header += [f"{kind} {b}" for b in benchmarks for kind in ("macro_p_at_1", "paper")]
     header += [f"{kind} {b}" for b in bucket_names for kind in ("per_fact_p_at_1", "paper", "macro_p_at_1", "facts")]
-    rows = []
-    for r in results:
-        buckets = r.get("buckets") or {}
-        scores = r.get("benchmarks") or {}
-        row = {
-            "model": r["model"],
-            "variant": r["variant"],
-            "norm": r.get("norm"),
-            "facts": r["counts"]["facts_evaluated"],
-            "injected": r["counts"]["injected"],
-            "macro_p_at_1": r["macro_p_at_1"],
-            "micro_p_at_1": r["micro_p_at_1"],
-        }
-        for benchmark, names in (("lama", benchmarks), ("lama_frequency", bucket_names)):
-            for b in names:
-                paper = paper_result(benchmark, r["model"], r["variant"], b)
-                row[f"paper {b}"] = None if paper is None else paper[0]
-        for b in benchmarks:
-            row[f"macro_p_at_1 {b}"] = scores.get(b, {}).get("macro_p_at_1")
-        for b in bucket_names:
-            row[f"per_fact_p_at_1 {b}"] = fact_p_at_1(buckets.get(b))
-            row[f"macro_p_at_1 {b}"] = buckets.get(b, {}).get("macro_p_at_1")
-            row[f"facts {b}"] = buckets.get(b, {}).get("facts")
-        rows.append(row)
+    rows = [_lama_row(r, benchmarks, bucket_names) for r in results]
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
         writer.writerows(rows)
-
-    def table(columns: list[str], lines_of: Callable[[dict], list[list[str]]]) -> list[str]:
-        lines = ["| " + " | ".join(["Model", "Variant", "L", *columns]) + " |", "|" + "---|" * (len(columns) + 3)]
-        for row in rows:
-            norm = "–" if row["norm"] is None else f"{row['norm']:g}"
-            for cells in lines_of(row):
-                lines.append("| " + " | ".join([f"`{row['model']}`", row["variant"], norm, *cells]) + " |")
-        return lines
-
-    def with_paper(row: dict, kind: str, b: str) -> str:
-        ours = percent(row[f"{kind} {b}"])
-        return ours if row[f"paper {b}"] is None else f"{ours} ({percent(row[f'paper {b}'])})"
-
-    sections = []
-    if benchmarks:
-        sections += [
-            "LAMA and LAMA-UHN (%), the layout of the paper's Table 4: each column the mean of its relations' P@1, "
-            f"as the paper (LAMA's and the authors' code); in brackets the {PAPER_CITATION} where it reports the "
-            "model and variant.\n",
-            *table(
-                [f"{b} {MACRO_PAPER}" for b in benchmarks],
-                lambda row: [[with_paper(row, "macro_p_at_1", b) for b in benchmarks]],
-            ),
-            "",
-        ]
-    if bucket_names:
-        sections += [
-            "T-REx facts by their subject's mentions in the corpus the table was built from, the paper's Table 5 "
-            f"(%). {PER_FACT}: correct answers over the bucket's facts, as the authors' code counts them (in "
-            f"brackets the {PAPER_CITATION} where it reports the model and variant); {MACRO_OURS}: the mean of "
-            "the bucket's relations' P@1, where a relation with many facts in the bucket does not drown the "
-            "others. `unresolved`: T-REx facts whose subject was linked to no entity.\n",
-            *table(
-                ["Bucket", "Facts", PER_FACT, MACRO_OURS],
-                lambda row: [
-                    [
-                        b,
-                        str(row[f"facts {b}"] or 0),
-                        with_paper(row, "per_fact_p_at_1", b),
-                        percent(row[f"macro_p_at_1 {b}"]),
-                    ]
-                    for b in bucket_names
-                    if row[f"facts {b}"] is not None
-                ],
-            ),
-            "",
-        ]
-    sections += [
-        "All facts (%).\n",
-        *table(
-            ["Facts", "Injected", MACRO_OURS, "P@1 per fact (micro, ours)"],
-            lambda row: [
-                [str(row["facts"]), str(row["injected"]), percent(row["macro_p_at_1"]), percent(row["micro_p_at_1"])]
-            ],
-        ),
-    ]
+    sections = _lama_sections(rows, benchmarks, bucket_names)
     if any(r["variant"] in CONTROL_VARIANTS for r in results):
         sections += [
             "",
@@ -179,6 +101,98 @@ def write_lama_summary(
     sections += ["", *flag_lines(lama_flags(results), LAMA_CHECKS)]
     write_summary(sections, out_md, out_html, "LAMA and LAMA-UHN")
     logger.info("LAMA summary of %d runs written to %s and %s", len(rows), out_csv, out_md)
+
+
+def _lama_row(r: dict, benchmarks: list[str], bucket_names: list[str]) -> dict:
+    """A run's CSV row: its scores per Table 4 column and per Table 5 bucket, the paper's beside them."""
+    buckets = r.get("buckets") or {}
+    scores = r.get("benchmarks") or {}
+    row = {
+        "model": r["model"],
+        "variant": r["variant"],
+        "norm": r.get("norm"),
+        "facts": r["counts"]["facts_evaluated"],
+        "injected": r["counts"]["injected"],
+        "macro_p_at_1": r["macro_p_at_1"],
+        "micro_p_at_1": r["micro_p_at_1"],
+    }
+    for benchmark, names in (("lama", benchmarks), ("lama_frequency", bucket_names)):
+        for b in names:
+            paper = paper_result(benchmark, r["model"], r["variant"], b)
+            row[f"paper {b}"] = None if paper is None else paper[0]
+    for b in benchmarks:
+        row[f"macro_p_at_1 {b}"] = scores.get(b, {}).get("macro_p_at_1")
+    for b in bucket_names:
+        row[f"per_fact_p_at_1 {b}"] = fact_p_at_1(buckets.get(b))
+        row[f"macro_p_at_1 {b}"] = buckets.get(b, {}).get("macro_p_at_1")
+        row[f"facts {b}"] = buckets.get(b, {}).get("facts")
+    return row
+
+
+def _rows_table(rows: list[dict], columns: list[str], lines_of: Callable[[dict], list[list[str]]]) -> list[str]:
+    """A Markdown table of ``rows``, each run's model, variant and L before ``columns``."""
+    lines = ["| " + " | ".join(["Model", "Variant", "L", *columns]) + " |", "|" + "---|" * (len(columns) + 3)]
+    for row in rows:
+        norm = "–" if row["norm"] is None else f"{row['norm']:g}"
+        for cells in lines_of(row):
+            lines.append("| " + " | ".join([f"`{row['model']}`", row["variant"], norm, *cells]) + " |")
+    return lines
+
+
+def _with_paper(row: dict, kind: str, b: str) -> str:
+    ours = percent(row[f"{kind} {b}"])
+    return ours if row[f"paper {b}"] is None else f"{ours} ({percent(row[f'paper {b}'])})"
+
+
+def _lama_sections(rows: list[dict], benchmarks: list[str], bucket_names: list[str]) -> list[str]:
+    """The summary's three tables: Table 4's columns, Table 5's buckets, all facts."""
+    sections = []
+    if benchmarks:
+        sections += [
+            "LAMA and LAMA-UHN (%), the layout of the paper's Table 4: each column the mean of its relations' P@1, "
+            f"as the paper (LAMA's and the authors' code); in brackets the {PAPER_CITATION} where it reports the "
+            "model and variant.\n",
+            *_rows_table(
+                rows,
+                [f"{b} {MACRO_PAPER}" for b in benchmarks],
+                lambda row: [[_with_paper(row, "macro_p_at_1", b) for b in benchmarks]],
+            ),
+            "",
+        ]
+    if bucket_names:
+        sections += [
+            "T-REx facts by their subject's mentions in the corpus the table was built from, the paper's Table 5 "
+            f"(%). {PER_FACT}: correct answers over the bucket's facts, as the authors' code counts them (in "
+            f"brackets the {PAPER_CITATION} where it reports the model and variant); {MACRO_OURS}: the mean of "
+            "the bucket's relations' P@1, where a relation with many facts in the bucket does not drown the "
+            "others. `unresolved`: T-REx facts whose subject was linked to no entity.\n",
+            *_rows_table(
+                rows,
+                ["Bucket", "Facts", PER_FACT, MACRO_OURS],
+                lambda row: [
+                    [
+                        b,
+                        str(row[f"facts {b}"] or 0),
+                        _with_paper(row, "per_fact_p_at_1", b),
+                        percent(row[f"macro_p_at_1 {b}"]),
+                    ]
+                    for b in bucket_names
+                    if row[f"facts {b}"] is not None
+                ],
+            ),
+            "",
+        ]
+    return [
+        *sections,
+        "All facts (%).\n",
+        *_rows_table(
+            rows,
+            ["Facts", "Injected", MACRO_OURS, "P@1 per fact (micro, ours)"],
+            lambda row: [
+                [str(row["facts"]), str(row["injected"]), percent(row["macro_p_at_1"]), percent(row["micro_p_at_1"])]
+            ],
+        ),
+    ]
 
 
 def _sweep_bucket_lines(sweeps: list[dict], norms: list[float], buckets: list[str]) -> list[str]:
