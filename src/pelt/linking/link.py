@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -152,16 +153,7 @@ def link_wikipedia(
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
     splits = fit_partitions(spark, input_bytes(documents_path))
     counts: dict[str, int] = {}
-    pages = read_pages(spark, pages_path)
-    _require_columns(pages, ("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation"), "pages")
-    titles = resolve_titles(pages).persist(StorageLevel.MEMORY_AND_DISK)
-    untitled = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).select(F.lit("untitled").alias("status"))
-    counts["pages_without_title"] = 0
-    counts["pages_duplicate_title_across_files"] = count_duplicate_titles(spark, pages_path)
-    for row in titles.select("status").unionByName(untitled).groupBy("status").count().collect():
-        key = "pages_without_title" if row["status"] == "untitled" else f"titles_{row['status']}"
-        counts[key] = row["count"]
-
+    titles = _titles(spark, pages_path, counts)
     documents, document_counts = _documents(spark, documents_path, pages_path)
     counts.update(document_counts)
     # Aliases come from the anchors alone; the name filter built from them is needed while the
@@ -201,42 +193,85 @@ def link_wikipedia(
         .select("doc_id", "sent_idx", "start", "end", "entity_id", F.lit("anchor").alias("method"))
     )
     if heuristic:
-        exact = exact_names(segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
-        anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(alias_names, "alias")
-        link_prob = link_probabilities(
-            exact, anchor_names, name_entities.select("name", "name_count").distinct()
-        ).persist(StorageLevel.MEMORY_AND_DISK)
-        linkable = link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
-        names = longest_occurrences(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
-        own = resolve_column(documents.select("doc_id", F.col("title").alias("own_title")), titles, "own_title")
-        candidates = name_entities.join(linkable, "name", "left_semi")
-        # Edges: at most two per anchor (both directions); candidate pairs: at most every pair.
-        graph_rows = 2 * counts["anchors"] + counts["name_entity_pairs"]
-        links, reached = link_names(names, kept, own, candidates, max_iterations, graph_rows)
-        links = links.persist(StorageLevel.MEMORY_AND_DISK)
-        cached += [exact, link_prob, names, links, *reached]
-        low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
-        found = low.crossJoin(names.agg(F.count("*").alias("names"))).first()
-        counts.update(names_low_link_prob=found["low"], name_occurrences=found["names"])
-        counts.update(candidate_pairs=0, candidate_pairs_unreachable=0)
-        per_iteration = links.groupBy("iteration").agg(
-            F.count("*").alias("n"), F.sum("candidates").alias("c"), F.sum("unreachable").alias("u")
+        found = _heuristic_mentions(
+            _Linking(documents, titles, kept, segments, alias_names, name_entities), pruning, max_iterations, counts
         )
-        for row in per_iteration.collect():
-            if row["iteration"]:
-                counts[f"heuristic_names_iteration_{row['iteration']}"] = row["n"]
-            else:
-                counts.update(candidate_pairs=int(row["c"] or 0), candidate_pairs_unreachable=int(row["u"] or 0))
-        mentions = mentions.unionByName(
-            names.join(links.filter("iteration > 0"), ["doc_id", "name"]).select(
-                "doc_id", "sent_idx", "start", "end", "entity_id", F.lit("heuristic").alias("method")
-            )
-        )
+        cached += found.cached
+        mentions = mentions.unionByName(found.mentions)
     methods = ("anchor", "heuristic") if heuristic else ("anchor",)
     counts.update(_write_mentions(segments, mentions, mentions_out, methods))
     for df in cached:
         df.unpersist()
     return _log_counts("link_wikipedia", counts)
+
+
+def _titles(spark: SparkSession, pages_path: str | Sequence[str], counts: dict[str, int]) -> DataFrame:
+    """Every page title resolved through redirects (persisted), the titles counted by what they resolve to."""
+    pages = read_pages(spark, pages_path)
+    _require_columns(pages, ("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation"), "pages")
+    titles = resolve_titles(pages).persist(StorageLevel.MEMORY_AND_DISK)
+    untitled = pages.filter(F.coalesce(F.length("title"), F.lit(0)) == 0).select(F.lit("untitled").alias("status"))
+    counts["pages_without_title"] = 0
+    counts["pages_duplicate_title_across_files"] = count_duplicate_titles(spark, pages_path)
+    for row in titles.select("status").unionByName(untitled).groupBy("status").count().collect():
+        key = "pages_without_title" if row["status"] == "untitled" else f"titles_{row['status']}"
+        counts[key] = row["count"]
+    return titles
+
+
+@dataclass(frozen=True)
+class _Linking:
+    """What the heuristic reads of the stage so far: the documents, the resolved titles, the anchors
+    kept, the segmented documents, and the candidate names with their entities."""
+
+    documents: DataFrame
+    titles: DataFrame
+    kept: DataFrame
+    segments: DataFrame
+    alias_names: DataFrame
+    name_entities: DataFrame
+
+
+@dataclass(frozen=True)
+class _Found:
+    mentions: DataFrame
+    cached: list[DataFrame]
+
+
+def _heuristic_mentions(linking: _Linking, pruning: Pruning, max_iterations: int, counts: dict[str, int]) -> _Found:
+    """The heuristic's mentions (the paper's Algorithm 1), its counts added to ``counts``; the frames
+    it persisted, for the stage to release at its end."""
+    name_entities, kept = linking.name_entities, linking.kept
+    exact = exact_names(linking.segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
+    anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(linking.alias_names, "alias")
+    link_prob = link_probabilities(exact, anchor_names, name_entities.select("name", "name_count").distinct()).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
+    linkable = link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
+    names = longest_occurrences(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
+    own_titles = linking.documents.select("doc_id", F.col("title").alias("own_title"))
+    own = resolve_column(own_titles, linking.titles, "own_title")
+    candidates = name_entities.join(linkable, "name", "left_semi")
+    # Edges: at most two per anchor (both directions); candidate pairs: at most every pair.
+    graph_rows = 2 * counts["anchors"] + counts["name_entity_pairs"]
+    links, reached = link_names(names, kept, own, candidates, max_iterations, graph_rows)
+    links = links.persist(StorageLevel.MEMORY_AND_DISK)
+    low = link_prob.agg(F.count_if(F.col("link_prob") < pruning.min_link_prob).alias("low"))
+    found = low.crossJoin(names.agg(F.count("*").alias("names"))).first()
+    counts.update(names_low_link_prob=found["low"], name_occurrences=found["names"])
+    counts.update(candidate_pairs=0, candidate_pairs_unreachable=0)
+    per_iteration = links.groupBy("iteration").agg(
+        F.count("*").alias("n"), F.sum("candidates").alias("c"), F.sum("unreachable").alias("u")
+    )
+    for row in per_iteration.collect():
+        if row["iteration"]:
+            counts[f"heuristic_names_iteration_{row['iteration']}"] = row["n"]
+        else:
+            counts.update(candidate_pairs=int(row["c"] or 0), candidate_pairs_unreachable=int(row["u"] or 0))
+    mentions = names.join(links.filter("iteration > 0"), ["doc_id", "name"]).select(
+        "doc_id", "sent_idx", "start", "end", "entity_id", F.lit("heuristic").alias("method")
+    )
+    return _Found(mentions, [exact, link_prob, names, links, *reached])
 
 
 def link_by_string(
