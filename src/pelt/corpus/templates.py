@@ -8,10 +8,13 @@ from the passes.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 
 from pelt.corpus.titles import LANGUAGE_CODE, WS_RUN
+
+logger = logging.getLogger(__name__)
 
 _BRACES = re.compile(r"\{{2,}|\}{2,}")
 
@@ -320,24 +323,30 @@ def outermost(cuts: list[Cut]) -> list[Cut]:
 
 
 # MediaWiki's $wgMaxTemplateDepth: inline templates nested deeper show nothing (MediaWiki shows an
-# error there), so that the recursion below stays shallow whatever the page.
+# error there).
 MAX_TEMPLATE_DEPTH = 40
+# What templates may show, at all depths together: EXPANSION_FACTOR characters per character of the
+# page, plus EXPANSION_SLACK, as MediaWiki caps a page's post-expand include size. Templates that
+# repeat an argument ({{ill}}: target and label; ship names) double their content at each level
+# of nesting: 161 bytes of nested {{ill}} became 1 MB of text with 524,288 anchors. A template
+# whose text would pass the cap shows nothing (logged, with the number of templates cut), so the
+# pass's output is at most (EXPANSION_FACTOR + 1) times the page plus EXPANSION_SLACK, and as each
+# shown character is scanned once more for the templates it holds, its time is linear too.
+EXPANSION_FACTOR = 3
+EXPANSION_SLACK = 1_000
 
 
-def cut_templates(text: str, depth: int = 0) -> str:
-    """Remove ``{{templates}}`` and ``{{{parameters}}}``, nested, keeping INLINE_TEMPLATES' text.
+def _outermost_braces(text: str) -> list[Cut]:
+    """The outermost ``{{templates}}``, ``{{{parameters}}}``, unclosed openers and stray closers.
 
     Brace runs are matched like MediaWiki's preprocessor: a closing run closes as many open
     constructs as it can (three braces for a parameter, two for a template), the innermost braces
-    of an opening run first; a single left-over brace is literal. Stray closers are dropped. The
-    braces of an unclosed opener are dropped and what follows them stays, as MediaWiki shows it
-    (bar the braces, which would be markup in the text): cutting to the paragraph's end lost whole
-    lists to one stray ``{{``. One pass over the brace runs, then one over the outermost
-    constructs: linear in the text, and in memory (a construct holds the span of its content, not a
-    copy: nested ones would copy the text once per level).
+    of an opening run first; a single left-over brace is literal. The braces of an unclosed opener
+    are cut and what follows them stays, as MediaWiki shows it (bar the braces, which would be
+    markup in the text): cutting to the paragraph's end lost whole lists to one stray ``{{``. A
+    construct holds the span of its content, not a copy: nested ones would copy the text once per
+    level.
     """
-    if "{{" not in text:
-        return text
     cuts: list[Cut] = []  # payload: the content of a plain {{...}}, which may show text
     stack: list[list[int]] = []  # [braces still open in an opening run, where the run starts]
     for match in _BRACES.finditer(text):
@@ -363,14 +372,50 @@ def cut_templates(text: str, depth: int = 0) -> str:
                     close = match.end()
             cuts.append((begin, close, inner))
     cuts.extend((start, start + still_open, None) for still_open, start in stack)
+    return outermost(cuts)
+
+
+def cut_templates(text: str) -> str:
+    """Remove ``{{templates}}`` and ``{{{parameters}}}``, nested, keeping INLINE_TEMPLATES' text.
+
+    The text a template shows is wikitext that may hold templates in turn: it is expanded from an
+    explicit stack, depth first, so that the output keeps the page's order and no input nests the
+    Python stack. Each text is read in one pass over its brace runs and one over its outermost
+    constructs; the texts templates show are bounded by the expansion cap (EXPANSION_FACTOR).
+    """
+    if "{{" not in text:
+        return text
+    budget = EXPANSION_FACTOR * len(text) + EXPANSION_SLACK
+    refused = 0
     out: list[str] = []
-    pos = 0
-    for start, end, inner in outermost(cuts):
-        out.append(text[pos:start])
-        if inner is not None and depth < MAX_TEMPLATE_DEPTH:
-            out.append(cut_templates(_inline_template(text[inner[0] : inner[1]]), depth + 1))
-        pos = end
-    out.append(text[pos:])
+    todo: list[tuple[str, int]] = [(text, 0)]  # wikitext still to expand and its depth, the next on top
+    while todo:
+        source, depth = todo.pop()
+        if "{{" not in source:  # text between constructs, or shown by one without any
+            out.append(source)
+            continue
+        pieces: list[tuple[str, int]] = []
+        pos = 0
+        for start, end, inner in _outermost_braces(source):
+            pieces.append((source[pos:start], depth))
+            if inner is not None and depth < MAX_TEMPLATE_DEPTH:
+                shown = _inline_template(source[inner[0] : inner[1]])
+                if len(shown) > budget:
+                    refused += 1
+                elif shown:
+                    budget -= len(shown)
+                    pieces.append((shown, depth + 1))
+            pos = end
+        pieces.append((source[pos:], depth))
+        todo.extend(reversed(pieces))
+    if refused:
+        logger.warning(
+            "%d templates not expanded: templates may show %d times a page of %d characters, plus %d",
+            refused,
+            EXPANSION_FACTOR,
+            len(text),
+            EXPANSION_SLACK,
+        )
     return "".join(out)
 
 

@@ -5,13 +5,14 @@ Why not mwparserfromhell: on the real dump sample (``../shared/data/wikipedia_du
 parse alone runs at about 0.65 M chars/s, below the whole corpus budget of 1 M chars/s/core for
 parse + split + link. Plain-text extraction only needs the bracket structure (templates, tables,
 links) and a few line-level rules, so the passes find brackets with C-speed regular expressions
-and loops in Python once per bracket, never once per character. The hostile pages found so far take
-time and memory linear in the page (paired tags are matched in one scan, not by a regex that
-rescans to the end for each unclosed tag; headings by one greedy group; nested templates hold
-spans, not copies), recursion is bounded by MediaWiki's template depth limit, and
-``tests/unit/corpus/test_wikitext.py`` times them as the input doubles. Markup it does not model is
-removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or ``<ref`` reaches
-``text``.
+and loops in Python once per bracket, never once per character. Every construct takes time and
+memory linear in the page, by design (``docs/wikitext.md``): no regex has two adjacent unbounded
+quantifiers that match the same character, nor rescans to the end for each unclosed opener (paired
+tags, external links and nested links are matched from tables built in one scan); what templates
+show is capped (:mod:`pelt.corpus.templates`); nesting is held in explicit stacks, never Python's;
+``tests/unit/corpus/test_wikitext_complexity.py`` times every construct as the input doubles. Markup it does
+not model is removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or
+``<ref`` reaches ``text``.
 
 The conversion runs in passes over the wikitext: (1) comments and extension tags such as ``<ref>``
 are cut; (2) templates and tables are cut (:mod:`pelt.corpus.templates`), the templates that show
@@ -114,18 +115,19 @@ _BEHAVIOR_SWITCH = re.compile(r"__[A-Z]+__")
 # which made "=" + " " * 5000 + "x" cubic.
 _HEADING = re.compile(r"^(={1,6})(.+)\1[ \t]*$", re.MULTILINE)
 _LIST_MARKER = re.compile(r"^[*#:;]+[ \t]*|^-{4,}", re.MULTILINE)
-# The label may hold internal links: ``[http://x.org the [[Foo]] site]`` shows "the Foo site".
-_EXTERNAL_LINK = re.compile(
-    r"(?<!\[)\[(?:https?:|ftp:|//|mailto:|irc:|news:)[^\s\]<>]*"
-    r"(?:[ \t]+((?:[^\[\]\n]|\[(?!\[)|\[\[[^\[\]\n]*\]\])*))?\]"
-)
+_EXTERNAL_OPEN = re.compile(r"(?<!\[)\[(?:https?:|ftp:|//|mailto:|irc:|news:)")
+_URL_END = re.compile(r"[\s\]<>]")
+_LABEL_SPACE = re.compile(r"[ \t]+")
+# What a label's walk meets: a simple internal link it passes over, the "]" that closes it, or what
+# leaves it unclosed (a newline, a "[[" that opens no simple link).
+_LABEL_TOKEN = re.compile(r"\[\[[^\[\]\n]*\]\]|\]|\n|\[\[")
 # HTML tags MediaWiki lets through (its Sanitizer list), minus those cut with their content above.
 _HTML_TAGS = (
     "abbr|b|bdi|bdo|big|blockquote|br|caption|center|cite|code|data|dd|del|dfn|div|dl|dt|em|font|"
     "h[1-6]|hr|i|ins|kbd|li|mark|ol|onlyinclude|includeonly|noinclude|p|poem|pre|q|rb|rp|rt|rtc|ruby|"
     "s|samp|small|span|strike|strong|sub|sup|table|td|th|time|tr|tt|u|ul|var|wbr|ref|references"
 )
-_BR = re.compile(r"<br\s*/?\s*>", re.IGNORECASE)
+_BR = re.compile(r"<br\s*(?:/\s*)?>", re.IGNORECASE)  # "\s*/?\s*": quadratic on "<br" and spaces
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", re.IGNORECASE)
 _QUOTES = re.compile(r"'{2,}")
 # A break that neither touches a quote nor follows a bracket changes nothing: dropped before it costs
@@ -201,8 +203,65 @@ def _bold_read_as_apostrophe(text: str, bold_runs: list[tuple[int, int]], out: l
         out[chosen] = (out[chosen] if out[chosen] != _BREAK else "") + "'"
 
 
-def _external_label(match: re.Match[str]) -> str:
-    return match.group(1) or ""
+class _LabelEnds:
+    """Where an external link's label ends, for any start, without walking the line again.
+
+    A label's walk passes over text and simple internal links until a "]" closes it, or a newline
+    or a "[[" that opens no simple link leaves it unclosed: from a token on, the outcome is the
+    same whatever came before, so it is worked out once for every token, from the last.
+    """
+
+    def __init__(self, text: str) -> None:
+        tokens = [match.span() for match in _LABEL_TOKEN.finditer(text)]
+        self.starts = [start for start, _ in tokens]
+        self.ends = [end for _, end in tokens]
+        self.closes = [-1] * (len(tokens) + 1)  # -1: unclosed
+        for i in range(len(tokens) - 1, -1, -1):
+            start, end = tokens[i]
+            if text[start] == "]":
+                self.closes[i] = start
+            elif end - start > 2:  # a simple internal link: the label goes on after it
+                self.closes[i] = self.closes[i + 1]
+
+    def close(self, start: int) -> int:
+        """The "]" closing a label that starts at ``start`` (after a space), or -1."""
+        i = bisect.bisect_right(self.ends, start)  # the first token that ends after the start
+        if i < len(self.starts) and self.starts[i] < start:  # within an internal link: at its "]]"
+            return self.ends[i] - 2
+        return self.closes[i]
+
+
+def _external_links(text: str) -> str:
+    """``[url label]`` -> its label (nothing without one). The label may hold internal links:
+    ``[http://x.org the [[Foo]] site]`` shows "the Foo site"; it ends at the first "]" outside them
+    on its line, else the link is no link and stays as text.
+
+    The links found are those of the regex ``(?<!\\[)\\[url(?:[ \\t]+label)?\\]`` read left to right,
+    but an unclosed link costs no rescan of its line: the regex walked to the line's end again for
+    each ``[http://x`` on it (quadratic), whereas here a label's end is looked up (_LabelEnds) and a
+    URL that starts inside another URL ends where that one does, with the same outcome.
+    """
+    out: list[str] = []
+    pos = 0
+    url_end = -1  # where the last URL read ends
+    labels: _LabelEnds | None = None  # built for the first label
+    for opener in _EXTERNAL_OPEN.finditer(text):
+        if opener.start() < max(pos, url_end):  # inside a link, or in a URL read already
+            continue
+        stop = _URL_END.search(text, opener.end())
+        url_end = stop.start() if stop is not None else len(text)
+        if text.startswith("]", url_end):
+            label_start = close = url_end
+        elif (space := _LABEL_SPACE.match(text, url_end)) is not None:
+            labels = labels or _LabelEnds(text)
+            label_start, close = space.end(), labels.close(space.end())
+        else:
+            continue
+        if close >= 0:
+            out += [text[pos : opener.start()], text[label_start:close]]
+            pos = close + 1
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # Pass 4: wiki links -------------------------------------------------------------------------
@@ -247,34 +306,46 @@ class _Builder:
         self.length += len(visible)
 
 
-def _convert_links(text: str, out: _Builder) -> None:
-    """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded.
+def _link_cuts(text: str) -> list[Cut]:
+    """The links and the brackets to drop, outermost, in order (payload "link" for a link).
 
-    Unmatched ``[[`` and ``]]`` are dropped (their words stay).
+    Unmatched ``[[`` and ``]]`` are dropped (their words stay). ``[[a [[B]] c]]`` is no link, as a
+    ``[[`` before the first ``|`` says: its two brackets are dropped and what they hold is read
+    as text, ``B`` a link. Deciding that once per pair, from the next ``[[`` after it, keeps deep
+    nesting (``"[[a " * n``) linear and off the Python stack.
     """
-    cuts: list[Cut] = []  # payload "link" for a link, None for brackets to drop
-    stack: list[int] = []
+    cuts: list[Cut] = []
+    opens: list[int] = []  # every [[, in order
+    stack: list[int] = []  # indices in opens of the [[ still open
     for match in _LINK_BRACKETS.finditer(text):
         if match.group() == "[[":
-            stack.append(match.start())
+            stack.append(len(opens))
+            opens.append(match.start())
         elif stack:
-            cuts.append((stack.pop(), match.end(), "link"))
+            i = stack.pop()
+            start = opens[i]
+            nested = opens[i + 1] if i + 1 < len(opens) else None  # opened after, hence inside
+            if nested is not None and text.find("|", start + 2, nested) < 0:
+                cuts += [(start, start + 2, None), (match.start(), match.end(), None)]
+            else:
+                cuts.append((start, match.end(), "link"))
         else:
             cuts.append((match.start(), match.end(), None))
-    cuts.extend((start, start + 2, None) for start in stack)
+    cuts.extend((opens[i], opens[i] + 2, None) for i in stack)
+    return outermost(cuts)
+
+
+def _convert_links(text: str, out: _Builder) -> None:
+    """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded."""
     pos = 0  # end of what has been emitted
-    for start, end, kind in outermost(cuts):
+    for start, end, kind in _link_cuts(text):
         if start < pos:  # brackets right after a link trail cannot be: the trail is letters only
             continue
         out.text(text[pos:start])
         pos = end
         if kind is None:
             continue
-        inner = text[start + 2 : end - 2]
-        target, bar, label = inner.partition("|")
-        if "[[" in target:  # "[[a [[B]] c]]" is no link: its outer brackets are dropped, B is one
-            _convert_links(inner, out)
-            continue
+        target, bar, label = text[start + 2 : end - 2].partition("|")
         link_kind, bare = link_target_kind(target.strip())
         if link_kind == "hidden":
             continue
@@ -370,7 +441,7 @@ def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
     text = _BEHAVIOR_SWITCH.sub("", text)
     text = _HEADING.sub(_heading, text)
     text = _LIST_MARKER.sub("", text)
-    text = _EXTERNAL_LINK.sub(_external_label, text)
+    text = _external_links(text)
     text = _BR.sub("\n", text)
     text = _HTML_TAG.sub("", text)
     if _BREAK in text:

@@ -1,0 +1,168 @@
+"""Time and memory of the wikitext readers on hostile input (issues 15 and 29): every construct of the
+grammar, opened, closed, nested, unclosed and followed by a run of spaces, grown by doubling, must
+take time linear in its size; nested templates that repeat their argument must not grow the text."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import random
+import time
+from collections.abc import Callable
+
+import pytest
+from test_wikitext import FRAGMENTS
+
+from pelt.corpus.templates import EXPANSION_FACTOR, EXPANSION_SLACK
+from pelt.corpus.titles import is_disambiguation, redirect_target
+from pelt.corpus.wikitext import wikitext_to_plain
+
+READERS: dict[str, Callable[[str], object]] = {
+    "wikitext_to_plain": wikitext_to_plain,
+    "is_disambiguation": is_disambiguation,
+    "redirect_target": redirect_target,
+}
+
+# Each construct as (opener, content, closer); FORMS build an input of n of them.
+CONSTRUCTS = {
+    "template": ("{{a|", "x", "}}"),
+    # spaced, as a run of braces is read three at a time: "{{" * n would alternate between
+    # parameters and one template holding all, whose name costs a scan, as n doubles
+    "disambiguation template": ("{{ ", "disambiguation", " }}"),
+    "inline template": ("{{lang-fr|", "x", "}}"),
+    "interlanguage link template": ("{{ill|", "x", "}}"),
+    "parameter": ("{{{", "1", "}}}"),
+    "table": ("{|\n", "|x\n", "|}\n"),
+    "link": ("[[", "a", "]]"),
+    "external link": ("[http://x ", "y", "]"),
+    "ref": ("<ref>", "x", "</ref>"),
+    "self-closing ref": ("<ref name=a", " ", "/>"),
+    "br": ("<br", " /", ">"),
+    "nowiki": ("<nowiki>", "x", "</nowiki>"),
+    "comment": ("<!--", "x", "-->"),
+    "heading": ("\n==", "x", "=="),
+    "quotes": ("'''", "x", "''"),
+    "redirect": ("#REDIRECT", " ", "[[a]]"),
+}
+FORMS: dict[str, Callable[[str, str, str, int], str]] = {
+    "closed": lambda opener, content, closer, n: (opener + content + closer + " ") * n,
+    "opened": lambda opener, content, closer, n: opener + (content + " ") * n,
+    "unclosed": lambda opener, content, closer, n: (opener + content + " ") * n,
+    "nested": lambda opener, content, closer, n: opener * n + content + closer * n,
+    "spaces": lambda opener, content, closer, n: opener + " " * n + content,
+}
+
+
+def _grammar_case(construct: str, form: str) -> Callable[[int], str]:
+    opener, content, closer = CONSTRUCTS[construct]
+    return lambda n: FORMS[form](opener, content, closer, n)
+
+
+# Hostile pages found so far, kept by name. Before issue 15: headings cubic (8 s -> 76 s at 2,000 ->
+# 4,000 spaces), unclosed <ref> and <nowiki> quadratic, nested templates quadratic in memory. Before
+# issue 29: is_disambiguation cubic on "{{" and spaces (1 KB: 1.45 s, 2 KB: 11.2 s), nested {{ill}}
+# and ship templates exponential, unclosed external links, "<br" and "#REDIRECT" before spaces and
+# nested unclosed links quadratic (the last a RecursionError at 6 KB).
+HOSTILE: dict[str, Callable[[int], str]] = {
+    "heading full of spaces": lambda n: "=" + " " * n + "x",
+    "unclosed refs": lambda n: "<ref>x " * n,
+    "unclosed nowiki": lambda n: "<nowiki>x " * n,
+    "nested templates": lambda n: "{{a|" * n + "x" + "}}" * n,
+    "nested inline templates": lambda n: "{{lang-fr|" * n + "x" + "}}" * n,
+    "template opener and spaces": lambda n: "{{" + " " * n,
+    "nested interlanguage links": lambda n: "{{ill|" * n + "x" + "}}" * n,
+    "nested ship templates": lambda n: "{{HMS|" * n + "x" + "}}" * n,
+    "unclosed external links": lambda n: "[http://x " * n,
+    "URLs in a URL": lambda n: "[http://x" * n,
+    "br and spaces": lambda n: "<br" + " " * n,
+    "redirect and spaces": lambda n: "#REDIRECT" + " " * n,
+    "nested unclosed links": lambda n: "[[a " * n + "]]" * n,
+    # generated: a seeded soup of markup fragments, the small one a prefix of the large
+    "fragment soup": lambda n: "".join(random.Random(15).choices(FRAGMENTS, k=n)),
+}
+CASES = {**HOSTILE, **{f"{c}, {f}": _grammar_case(c, f) for c in CONSTRUCTS for f in FORMS}}
+
+RATIO_BOUND = 3.0  # linear doubles the time, quadratic quadruples it
+RETIME_ABOVE = 2.5  # a ratio this high is timed again, best of REPEATS: one disturbed run is noise
+FLOOR = 0.01  # CPU seconds the smaller timed run lasts, at least
+# A reader still fast at this size is timed over a loop of calls instead: a larger input, with the
+# copies each pass makes of it, would outgrow the CPU's cache and cost more per character (linear
+# code measured ratios of 3 at 90 K characters, 3.3 at 1 M).
+MAX_CHARS = 1 << 15
+REPEATS = 5
+
+
+def _cpu_seconds(read: Callable[[str], object], text: str, loops: int) -> float:
+    """CPU time of this process only, so that other work on a loaded machine does not count."""
+    start = time.process_time()
+    for _ in range(loops):
+        read(text)
+    return time.process_time() - start
+
+
+def _doubling_ratio(read: Callable[[str], object], make: Callable[[int], str]) -> float:
+    """Time at n over time at n/2 for the first n whose run lasts 2 * FLOOR, best of REPEATS.
+
+    The input grows from one construct up, and the pair timed is the last two sizes: superlinear
+    code fails after runs of a few FLOOR, where timing twice a size found long enough would run an
+    exponential case for hours.
+    """
+    n, loops = 1, 1
+    small = _cpu_seconds(read, make(1), loops)
+    while True:
+        text = make(2 * n)
+        large = _cpu_seconds(read, text, loops)
+        if large >= 2 * FLOOR:
+            break
+        if len(text) >= MAX_CHARS:
+            loops = math.ceil(2 * FLOOR / max(large, 1e-6))
+            small, large = (_cpu_seconds(read, make(size), loops) for size in (n, 2 * n))
+            break
+        n, small = 2 * n, large
+    smalls, larges = [small], [large]
+    half = make(n)
+    while min(larges) / min(smalls) >= RETIME_ABOVE and len(larges) < REPEATS:
+        smalls.append(_cpu_seconds(read, half, loops))  # interleaved: both see the same machine
+        larges.append(_cpu_seconds(read, text, loops))
+    return min(larges) / min(smalls)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_hostile_wikitext_takes_time_linear_in_its_size(name: str) -> None:
+    # A collection landing in one timing is noise, not the reader's complexity. No gc.collect()
+    # first: with the test session's modules loaded it takes 0.2 s, more than the timings.
+    gc.disable()
+    try:
+        ratios = {reader: _doubling_ratio(read, CASES[name]) for reader, read in READERS.items()}
+    finally:
+        gc.enable()
+    slow = {reader: round(ratio, 1) for reader, ratio in ratios.items() if ratio >= RATIO_BOUND}
+    assert not slow, f"{name}: twice the input took this many times as long: {slow}"
+
+
+@pytest.mark.parametrize("template", ["ill", "HMS", "ship|USS"])
+def test_nested_templates_that_repeat_their_argument_stay_small(
+    template: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 161 bytes of nested {{ill}} made 1 MB of text and 524,288 anchors (380 MiB)
+    page = f"{{{{{template}|" * 20 + "x" + "}}" * 20
+    with caplog.at_level(logging.WARNING, logger="pelt.corpus.templates"):
+        text, links = wikitext_to_plain(page)
+    assert len(text) <= (EXPANSION_FACTOR + 1) * len(page) + EXPANSION_SLACK
+    assert len(links) <= len(text)
+    assert "templates not expanded" in caplog.text
+
+
+def test_deep_nesting_raises_nothing() -> None:
+    # MediaWiki stops expanding templates 40 deep; deeper inline templates show nothing
+    text, _ = wikitext_to_plain("{{lang-fr|" * 20_000 + "deep" + "}}" * 20_000 + " after")
+    assert text == "after"
+    shallow, _ = wikitext_to_plain("{{lang-fr|" * 3 + "kept" + "}}" * 3 + " after")
+    assert shallow == "kept after"
+    for page in ("[[a|" * 20_000 + "x" + "]]" * 20_000, "{|\n" * 20_000 + "x\n" + "|}\n" * 20_000):
+        wikitext_to_plain(page)
+    # "[[a [[B]] c]]" is read as text around a link, however deep: it used to recurse per level
+    text, links = wikitext_to_plain("[[a " * 20_000 + "[[B]]" + " c]]" * 20_000)
+    assert text == "a " * 20_000 + "B" + " c" * 20_000
+    assert [(text[link.start : link.end], link.target) for link in links] == [("B", "B")]
