@@ -12,7 +12,7 @@ tags, external links and nested links are matched from tables built in one scan)
 show is capped (:mod:`pelt.corpus.templates`); nesting is held in explicit stacks, never Python's;
 ``tests/unit/corpus/test_wikitext_complexity.py`` times every construct as the input doubles. Markup it does
 not model is removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or
-``<ref`` reaches ``text``.
+``<ref`` reaches ``text`` but from ``<nowiki>`` sections, whose content is literal.
 
 The conversion runs in passes over the wikitext: (1) comments and extension tags such as ``<ref>``
 are cut; (2) templates and tables are cut (:mod:`pelt.corpus.templates`), the templates that show
@@ -97,6 +97,11 @@ def _sub_paired(text: str, opening: re.Pattern[str], closing: re.Pattern[str], k
     return "".join(out)
 
 
+# Markup the text never holds but in <nowiki> sections, which are literal: what character references
+# spell out is not let through as such (``&lt;ref``).
+_NEVER_IN_TEXT = re.compile(r"\[\[|\]\]|\{\{|\}\}|<ref", re.IGNORECASE)
+
+
 def _protect_nowiki(content: str) -> str:
     return content.translate(_PROTECT)
 
@@ -129,6 +134,9 @@ _HTML_TAGS = (
 )
 _BR = re.compile(r"<br\s*(?:/\s*)?>", re.IGNORECASE)  # "\s*/?\s*": quadratic on "<br" and spaces
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", re.IGNORECASE)
+# A reference tag that only removing HTML tags put together (``NetBSD<</span>ref>`` in a real page):
+# the tag when it is short and closed, else its first four characters, never the text after it.
+_STRAY_REF = re.compile(r"</?ref\b[^<>\n]{0,200}>|<ref", re.IGNORECASE)
 _QUOTES = re.compile(r"'{2,}")
 # A break that neither touches a quote nor follows a bracket changes nothing: dropped before it costs
 # the whitespace pass a match per cut <ref>.
@@ -272,7 +280,9 @@ _NESTED_LINK = re.compile(r"\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]")
 
 
 def _unescape(text: str) -> str:
-    return html.unescape(text) if "&" in text else text
+    """Character references decoded; markup they spell (``&lt;ref``, ``&#91;&#91;``) is text, not
+    markup, but the contract keeps it out of the text all the same."""
+    return _NEVER_IN_TEXT.sub("", html.unescape(text)) if "&" in text else text
 
 
 class _Builder:
@@ -443,7 +453,7 @@ def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
     text = _LIST_MARKER.sub("", text)
     text = _external_links(text)
     text = _BR.sub("\n", text)
-    text = _HTML_TAG.sub("", text)
+    text = _STRAY_REF.sub("", _HTML_TAG.sub("", text))
     if _BREAK in text:
         text = _IDLE_BREAK.sub("", text)
     text = _apostrophes(text)
