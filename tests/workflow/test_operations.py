@@ -362,6 +362,7 @@ def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
     which trains on its own pretraining text). Run up to the linking, the first file's outputs are untouched and the
     mentions hold the new file's article."""
     work = copy_of(finished, tmp_path / "work")
+    (work / "extra").mkdir()  # the test's own inputs, beside the run
     second = write_dump(work / "extra" / "second-pages-articles.xml.bz2", ["Westmarch"])
     os.utime(second, (946_684_800, 946_684_800))  # older than every output: not an mtime trigger
     change = {"corpora": {"wikipedia": {"path": [str(DUMP), str(second)]}}}
@@ -482,6 +483,7 @@ def test_a_new_task_entity_is_the_only_one_encoded(finished, tmp_path):
     from the encoding cache, so their rows are the previous table's, bit for bit."""
     work = copy_of(finished, tmp_path / "work")
     facts = work / "extra" / "P36.jsonl"
+    facts.parent.mkdir()  # the test's own inputs, beside the run
     fact = {"sub_label": "Saltmere", "sub_uri": "Q990000023", "obj_label": "Corvel", "predicate_id": "P36"}
     facts.write_text(json.dumps(fact) + "\n")
     config = yaml.safe_load((work / "config" / "config.yaml").read_text())
