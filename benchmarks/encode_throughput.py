@@ -47,8 +47,9 @@ from transformers import (
 )
 
 from pelt.demo_model import train_bpe_tokenizer
-from pelt.encoding import build_table, mask_mention
+from pelt.encoding import _POOL_ROWS, _Accumulator, _Preparer, _Rows, build_table, mask_mention
 from pelt.models import (
+    family,
     load_masked_lm,
     mask_representation,
     mention_token_span,
@@ -229,6 +230,102 @@ def compare(
     return results
 
 
+def breakdown(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    ids: list[str],
+    sentences: list[str],
+    spans: list[tuple[int, int]],
+    max_seq_len: int,
+    tokens_per_batch: int,
+    peak: float | None,
+    compile_model: bool = False,
+) -> dict[str, float | str]:
+    """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
+
+    ``build_table`` overlaps them (tokenization in a thread); whichever half is slower bounds it.
+    The device half's MFU is what the GPU reaches when the host keeps up; ``compile_model`` also
+    times it with the backbone under ``torch.compile`` (dynamic shapes: batch widths vary).
+    """
+    device = next(model.parameters()).device
+    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, None, pin_memory=device.type == "cuda")
+    chunks = (
+        _Rows(ids[lo : lo + _POOL_ROWS], sentences[lo : lo + _POOL_ROWS], *zip(*spans[lo : lo + _POOL_ROWS]))
+        for lo in range(0, len(sentences), _POOL_ROWS)
+    )
+    began = time.perf_counter()
+    batches = [b for b in preparer.batches(chunks) if not isinstance(b, int)]
+    host = time.perf_counter() - began
+    kind = family(model)
+
+    def device_run(backbone: Callable[..., torch.Tensor]) -> None:
+        accumulator = _Accumulator(model.config.hidden_size, device)
+        with torch.inference_mode():
+            for b in batches:
+                states = backbone(
+                    input_ids=b.input_ids.to(device, non_blocking=True),
+                    attention_mask=b.attention_mask.to(device, non_blocking=True),
+                ).last_hidden_state
+                rows = torch.arange(states.shape[0], device=device)
+                positions = b.mask_positions.to(device, non_blocking=True)
+                accumulator.add(b, kind.head_transform(model, states[rows, positions]))
+
+    real = int(preparer.stats["tokens"])
+    result: dict[str, float | str] = {
+        "tokens_per_batch": tokens_per_batch,
+        "host_seconds": host,
+        "batches": len(batches),
+        "real_tokens": real,
+    }
+    variants = {"eager": model.base_model}
+    if compile_model:
+        variants["compiled"] = torch.compile(model.base_model, dynamic=True)
+    for name, backbone in variants.items():
+        try:
+            warm, _ = timed(partial(device_run, backbone), device)
+            seconds, _ = timed(partial(device_run, backbone), device)
+        except Exception as err:  # noqa: BLE001 - a failed variant is reported, the others still run
+            result[f"{name}_error"] = repr(err)[:300]
+            continue
+        result[f"{name}_device_seconds"] = seconds
+        result[f"{name}_warmup_seconds"] = warm
+        if peak:
+            result[f"{name}_device_mfu"] = flops_per_token(model) * real / seconds / (peak * 1e12)
+    return result
+
+
+def agreement(low: dict[str, np.ndarray], high: dict[str, np.ndarray], device: torch.device) -> dict[str, float]:
+    """How far a bf16 table is from the fp32 one: vector error, cosine, and nearest neighbours kept.
+
+    Neighbours are what a table is used for (the injected vector's direction; ``most_similar``), so
+    the share of entities whose nearest other entity is the same in both tables is reported beside
+    the elementwise error.
+    """
+    keys = sorted(high)
+    a = torch.tensor(np.stack([low[k] for k in keys]), device=device)
+    b = torch.tensor(np.stack([high[k] for k in keys]), device=device)
+    relative = (a - b).norm(dim=1) / b.norm(dim=1)
+    a, b = torch.nn.functional.normalize(a, dim=1), torch.nn.functional.normalize(b, dim=1)
+    cosine = (a * b).sum(dim=1)
+    top = {}
+    for name, x in (("low", a), ("high", b)):
+        sim = x @ x.T
+        sim.fill_diagonal_(-2.0)
+        top[name] = sim.topk(10, dim=1).indices
+    same_first = (top["low"][:, 0] == top["high"][:, 0]).float().mean()
+    overlap = torch.tensor(
+        [len(set(x.tolist()) & set(y.tolist())) / 10 for x, y in zip(top["low"], top["high"])]
+    ).mean()
+    return {
+        "entities": len(keys),
+        "max_relative_error": float(relative.max()),
+        "median_relative_error": float(relative.median()),
+        "min_cosine": float(cosine.min()),
+        "same_nearest_neighbour": float(same_first),
+        "top10_overlap": float(overlap),
+    }
+
+
 def max_relative_error(ours: dict[str, np.ndarray], naive: dict[str, np.ndarray]) -> float:
     """max over entities of ||ours - naive|| / ||naive|| (the two must hold the same entities)."""
     if ours.keys() != naive.keys():
@@ -251,6 +348,17 @@ def main() -> None:
         "2048, or the budget packs them into two batches whose width spans most of the length range",
     )
     parser.add_argument("--repeats", type=int, default=1, help="timed runs of each path, interleaved; best kept")
+    parser.add_argument(
+        "--copies", type=int, default=1, help="encode the sentences this many times over (a longer steady state on GPU)"
+    )
+    parser.add_argument(
+        "--breakdown",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[],
+        help="also time pelt's host and device halves apart, at these comma-separated token budgets",
+    )
+    parser.add_argument("--compile", action="store_true", help="in --breakdown, also time the backbone compiled")
+    parser.add_argument("--fp32-check", action="store_true", help="also build the table in fp32 and compare")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path)
@@ -260,7 +368,7 @@ def main() -> None:
     all_ids, all_sentences, all_spans = fewrel_mentions(args.data)
     if not 0 < args.sentences <= len(all_sentences):
         parser.error(f"--sentences must be in [1, {len(all_sentences)}] (the mentions in {args.data})")
-    ids, sentences, spans = (x[: args.sentences] for x in (all_ids, all_sentences, all_spans))
+    ids, sentences, spans = (x[: args.sentences] * args.copies for x in (all_ids, all_sentences, all_spans))
     device = resolve_device(args.device)
     name_gpu = torch.cuda.get_device_name() if device.type == "cuda" else None
     peak = next((v for k, v in PEAK_TFLOPS.items() if k in name_gpu), None) if name_gpu else None
@@ -290,6 +398,27 @@ def main() -> None:
             {"pelt": (model, pelt_run), "naive": (naive_model, naive_run)}, len(sentences), args.repeats, device, peak
         )
         config = model.config
+        extra = {}
+        if args.breakdown:
+            extra["breakdown"] = [
+                breakdown(model, tokenizer, ids, sentences, spans, args.max_seq_len, budget, peak, args.compile)
+                for budget in args.breakdown
+            ]
+        if args.fp32_check:
+            fp32_model, _ = load_masked_lm(name, device=str(device), precision="fp32")
+            out_ids, sums, _ = build_table(
+                fp32_model,
+                tokenizer,
+                ids,
+                sentences,
+                spans,
+                max_seq_len=args.max_seq_len,
+                tokens_per_batch=args.tokens_per_batch,
+            )
+            extra["fp32_agreement"] = {
+                "low": str(model.dtype),
+                **agreement(tables["pelt"], dict(zip(out_ids, sums)), device),
+            }
 
     result = {
         "device": name_gpu or f"cpu ({torch.get_num_threads()} threads, {os.cpu_count()} cores)",
@@ -304,6 +433,7 @@ def main() -> None:
         "speedup": timings["naive"]["seconds"] / timings["pelt"]["seconds"],
         "speedup_cpu_time": timings["naive"]["cpu_seconds"] / timings["pelt"]["cpu_seconds"],
         "max_relative_error": max_relative_error(tables["pelt"], tables["naive"]),
+        **extra,
     }
     print(json.dumps(result, indent=2))
     if args.out:

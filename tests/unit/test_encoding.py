@@ -16,7 +16,7 @@ from tiny_models import FAMILIES
 from transformers import AutoModelForMaskedLM
 
 from pelt.encoding import build_table, encode_samples, mask_mention, shard_of
-from pelt.models import load_masked_lm, mask_representation, mention_token_span
+from pelt.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
 from pelt.table import EntityTable, merge_tables
 
 MAX_SEQ_LEN = 16
@@ -162,6 +162,26 @@ def test_padding_does_not_change_vectors(family, tiny_model_dirs):  # noqa: F811
                 model, ids[i : i + 1, :n], enc["attention_mask"][i : i + 1, :n], positions[i : i + 1]
             )
             torch.testing.assert_close(batched[i : i + 1], alone, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tokenize_with_offsets_matches_the_tokenizers_own_call(family, tiny_model_dirs):  # noqa: F811
+    """The backend is called directly for speed; its tokens must be exactly transformers' own, also
+    after a padded, truncated call has left padding and truncation set on the shared backend."""
+    _, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    texts = [
+        "Paris is nice.",
+        "Marie Curie was born in Warsaw and worked in Paris, France.",
+        "  odd  spacing \u00e9t\u00e9",
+    ]
+    tokenizer(texts, padding="max_length", truncation=True, max_length=5)
+    ours = tokenize_with_offsets(tokenizer, texts)
+    theirs = tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
+    assert len(ours["input_ids"][1]) > 5  # neither truncated nor padded
+    for key in ("input_ids", "offset_mapping", "special_tokens_mask"):
+        assert [list(map(tuple, x)) if key == "offset_mapping" else list(x) for x in ours[key]] == [
+            list(map(tuple, x)) if key == "offset_mapping" else list(x) for x in theirs[key]
+        ]
 
 
 def test_mention_tokens_are_masked_and_windowed():
