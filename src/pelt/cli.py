@@ -1,7 +1,7 @@
 """The ``pelt`` command: inspect, query, explore and share entity tables from the shell.
 
 ``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]``,
-``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case]`` (every entity's ids, or the
+``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case] [--suggest]`` (every entity's ids, or the
 entity each name stands for), ``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums
 and counts add), ``pelt table similar PATH ENTITY [-k K]`` (nearest neighbours),
 ``pelt table export PATH --format word2vec|npy|safetensors OUT`` and ``pelt table push PATH TARGET``
@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
 from pelt.table.share import TABLE_FILE, upload_dataset, write_dataset_folder
@@ -104,6 +105,12 @@ def _ids(args: argparse.Namespace) -> int:
     if unknown:
         by = f" (by {args.by})" if args.by else ""
         print(f"error: not found in {args.path}{by}: {', '.join(unknown)}", file=sys.stderr)
+        if args.suggest:
+            pairs = ((name, e) for e, _, aliases in table.id_rows() for name in (e, *aliases))
+            for name, suggestions in closest_entities(unknown, pairs).items():
+                print(f"  {describe(name, suggestions)}", file=sys.stderr)
+        else:
+            print("  (--suggest names the closest entities the table has)", file=sys.stderr)
         return 1
     return 0
 
@@ -167,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
     ids.add_argument("--by", help="what a name may be, in order (default: id,qid,alias, those the table has)")
     ids.add_argument("--ignore-case", action="store_true", help="compare case-folded")
+    ids.add_argument("--suggest", action="store_true", help="for names not found, the closest ids and aliases")
     ids.set_defaults(run=_ids)
 
     merge = actions.add_parser("merge", help="merge tables of disjoint shards (sums and counts add)")

@@ -81,6 +81,7 @@ def write_counts(
     stage: str,
     domain: str,
     source: str | None = None,
+    details: Mapping[str, object] | None = None,
 ) -> None:
     """Write what a stage counted (read, kept, skipped) as JSON beside its data.
 
@@ -88,9 +89,12 @@ def write_counts(
     quality table (:func:`pelt.report.pipeline.write_input_quality`) gathers these files, so a bad
     dump file shows up where the results are read. ``source`` is the input file when the stage
     runs per file (the corpus). Written to a temporary name and renamed, so that a killed job
-    leaves nothing that a rerun takes as done.
+    leaves nothing that a rerun takes as done. ``details`` names what a count counts where a
+    reader needs the names (the task entities not found, with suggestions).
     """
     record = {"stage": stage, "domain": domain, "source": source, "counts": dict(counts)}
+    if details:
+        record["details"] = dict(details)
     partial = f"{os.fspath(path)}.partial"
     with open(partial, "w", encoding="utf-8") as fh:
         json.dump(record, fh, indent=1)

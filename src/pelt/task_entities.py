@@ -1,5 +1,6 @@
 """The task-entities file, ``task_entities.parquet``: each (name, QID) a task asks about, the corpus
-entity it resolved to (or none) and by which rule. Written by the linking stage (Spark) or by name
+entity it resolved to (or none) and by which rule, and for a name that found none the closest
+entities the corpus has (:mod:`pelt.suggest`). Written by the linking stage (Spark) or by name
 (:func:`name_task_entities`), read by sampling, string linking and every evaluation; pyarrow only,
 so Spark and torch jobs share it.
 """
@@ -15,11 +16,20 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pelt.suggest import describe
+
 log = logging.getLogger(__name__)
 
 TASK_ENTITIES_SCHEMA = pa.schema(
-    [("name", pa.string()), ("qid", pa.string()), ("entity_id", pa.string()), ("how", pa.string())]
+    [
+        ("name", pa.string()),
+        ("qid", pa.string()),
+        ("entity_id", pa.string()),
+        ("how", pa.string()),
+        ("suggestions", pa.list_(pa.string())),  # null where the name found its entity
+    ]
 )
+MAX_NAMED = 50  # names not found that the log names one per line; all of them are in the file
 
 
 def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> dict[str, int]:
@@ -27,7 +37,7 @@ def name_task_entities(wanted: list[tuple[str, str | None]], out_path: str) -> d
     QID when given, else the name, ``how`` = ``string``), and string matching of its names in
     the text (:func:`pelt.linking.link.link_by_string`) finds its mentions."""
     unique = list(dict.fromkeys(wanted))
-    rows = [(name, qid, qid or name, "string") for name, qid in unique]
+    rows = [(name, qid, qid or name, "string", None) for name, qid in unique]
     return write_task_entities(rows, len(wanted), out_path, ("string",))
 
 
@@ -62,7 +72,8 @@ def write_entity_ids_by_name(task_entities_path: str, out_path: str) -> dict[str
 
 def write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: Iterable[str]) -> dict[str, int]:
     """Write the rows atomically; return and log ``wanted``, ``duplicates`` and ``how_<rule>`` for
-    each of ``hows``."""
+    each of ``hows``, and name each name that found no entity with its suggestions (a count alone
+    leaves a user to guess which of their names was misspelt)."""
     table = pa.Table.from_pylist(
         [dict(zip(TASK_ENTITIES_SCHEMA.names, row, strict=True)) for row in rows], schema=TASK_ENTITIES_SCHEMA
     )
@@ -75,7 +86,25 @@ def write_task_entities(rows: list[tuple], n_wanted: int, out_path: str, hows: I
     counts.update({f"how_{how}": by_how[how] for how in sorted(hows)})
     for key, value in counts.items():
         log.info("task entities: %s = %d", key, value)
+    missing = not_found(rows)
+    for name, suggestions in list(missing.items())[:MAX_NAMED]:
+        log.warning("task entity %s", describe(name, suggestions))
+    if len(missing) > MAX_NAMED:
+        log.warning("... and %d more names found no entity (all in %s)", len(missing) - MAX_NAMED, out_path)
     return counts
+
+
+def not_found(rows: Iterable[Sequence]) -> dict[str, list[str]]:
+    """Each name that found no entity -> its suggestions, from rows of the file's columns."""
+    return {row[0]: list(row[4] or []) for row in rows if row[2] is None}
+
+
+def read_not_found(path: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """:func:`not_found` of a task-entities file (one written before suggestions has none)."""
+    table = pq.read_table(path)
+    if "suggestions" not in table.column_names:
+        table = table.append_column("suggestions", pa.nulls(len(table), pa.list_(pa.string())))
+    return not_found(zip(*(table.column(c).to_pylist() for c in TASK_ENTITIES_SCHEMA.names)))
 
 
 def names_by_entity(path: str) -> dict[str, list[str]]:

@@ -76,6 +76,10 @@ def test_ids_lists_every_entity_and_finds_titles_qids_and_aliases(tmp_path, caps
     captured = capsys.readouterr()
     assert captured.out == "name\tentity_id\tqid\nLutetia\tParis\tQ90\n"
     assert "not found in" in captured.err and "(by id,alias): Q90" in captured.err
+    assert main(["table", "ids", str(path), "Lutetiaa", "Warsw", "--suggest"]) == 1
+    err = capsys.readouterr().err
+    assert "'Lutetiaa' found no entity (closest: 'Paris')" in err  # by the alias, named by the id
+    assert "'Warsw' found no entity (closest: 'Warsaw')" in err
 
 
 def test_version_is_the_package_version(capsys):

@@ -575,6 +575,9 @@ def test_task_entities_without_sentences_are_counted(finished):
     assert sum(row["frequency"] == 0 for row in frequencies.values()) == 1
     task_log = finished / "logs" / "task_entities" / "wikipedia.log"
     assert f"task entities: how_missing = {len(missing)}" in task_log.read_text()
+    assert "task entity 'Nobody Atall' found no entity (closest: " in task_log.read_text()  # named, not only counted
+    counts = json.loads((finished / "results" / "task_entities" / "wikipedia" / "counts.json").read_text())
+    assert sorted(counts["details"]["not_found"]) == sorted(missing)
     assert "sample_mentions: wanted_without_mentions = 1" in (logs / "sample.log").read_text()
     assert unmentioned not in table_rows(finished / TABLE)
 

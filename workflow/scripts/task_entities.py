@@ -8,6 +8,7 @@ start_job(snakemake.log[0], snakemake.threads)
 from pelt.linking.entities import resolve_task_entities
 from pelt.logs import write_counts
 from pelt.spark import get_spark
+from pelt.task_entities import read_not_found
 from pelt.tasks import task_entities
 
 write_counts(
@@ -21,4 +22,5 @@ write_counts(
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,
+    details={"not_found": read_not_found(snakemake.output.entities)},
 )

@@ -22,6 +22,7 @@ from pelt.corpus.documents import read_pages
 from pelt.corpus.titles import normalize_title
 from pelt.linking.segmentation import normalize_alias
 from pelt.linking.titles import resolve_titles
+from pelt.suggest import blocking_keys, closest_entities
 from pelt.task_entities import write_task_entities
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,49 @@ def resolve_task_entities(
             rows.append((name, qid, by_alias[normalize_alias(name)], "alias"))
         else:
             rows.append((name, qid, None, "missing"))
+    missing = [row[0] for row in rows if row[2] is None]
+    suggestions = _suggestions(spark, missing, aliases_path, pages_path) if missing else {}
+    rows = [(*row, suggestions[row[0]] if row[2] is None else None) for row in rows]
     return write_task_entities(rows, len(wanted), out_path, RESOLVED_HOW)
+
+
+MAX_CANDIDATES = 200_000  # names scored for the suggestions, at most: a bound on the driver's memory
+
+
+def _suggestions(
+    spark: SparkSession, names: list[str], aliases_path: str, pages_path: str | Sequence[str]
+) -> dict[str, list[str]]:
+    """The closest entities to each name that found none, by their titles and link texts.
+
+    Only the corpus's names that share a blocking key with one of ``names`` reach the driver
+    (:func:`pelt.suggest.blocking_keys`); a second read of the pages, paid only when a name is
+    missing.
+    """
+    titles = resolve_titles(read_pages(spark, pages_path)).filter(F.col("status") == "article")
+    candidates = (
+        titles.select(F.col("entity_id").alias("name"), "entity_id")
+        .unionByName(spark.read.parquet(aliases_path).select(F.col("alias").alias("name"), "entity_id"))
+        .filter(F.col("entity_id").isNotNull())
+    )
+    word = F.explode(F.split(F.lower("name"), r"[^\p{L}\p{N}_]+")).alias("word")
+    keyed = (
+        candidates.select("name", "entity_id", word)
+        .filter(F.length("word") >= 3)
+        .select(
+            "name", "entity_id", F.explode(F.array(F.substring("word", 1, 3), F.expr("right(word, 3)"))).alias("key")
+        )
+    )
+    keys = _small(spark, "key", (key for name in names for key in blocking_keys(name)))
+    pairs = (
+        keyed.join(F.broadcast(keys), "key")
+        .select("name", "entity_id")
+        .distinct()
+        .orderBy("name", "entity_id")
+        .limit(MAX_CANDIDATES)
+        .collect()
+    )
+    log.info("suggestions for %d names not found: %d candidate names", len(names), len(pairs))
+    return closest_entities(names, [(row["name"], row["entity_id"]) for row in pairs])
 
 
 MAX_ALIASES = 32  # per entity, the most linked first: enough to find it, not every typo ever linked

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from pelt.report.html import markdown_html, write_page
 from pelt.table import EntityTable
+from pelt.task_entities import read_not_found
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +68,35 @@ def write_coverage(
         "the names the tasks give; `entities found` and `entities in table` count entities (several names can "
         "name one)."
     )
-    write_page(out_html, "Linking coverage", markdown_html("\n".join([intro, "", *table_lines]) + "\n"))
+    missing = _not_found_lines(task_entities)
+    write_page(out_html, "Linking coverage", markdown_html("\n".join([intro, "", *table_lines, *missing]) + "\n"))
     for row in rows:
         logger.info("coverage %s", ", ".join(f"{k} = {v}" for k, v in row.items()))
     return rows
+
+
+def _md_cell(text: str) -> str:
+    """A user's name as a Markdown table cell: a bar would split the cell, backticks and stars format."""
+    return text.replace("|", "¦").replace("`", "'").replace("*", "∗")
+
+
+def _not_found_lines(task_entities: Mapping[str, str | os.PathLike[str]]) -> list[str]:
+    """A table of the names that found no entity, with the closest entities the corpus has."""
+    rows = [
+        f"| {domain} | {_md_cell(name)} | {_md_cell(', '.join(suggestions)) or 'none close'} |"
+        for domain, path in sorted(task_entities.items())
+        for name, suggestions in read_not_found(path).items()
+    ]
+    if not rows:
+        return []
+    return [
+        "",
+        "Names that found no entity, and the closest entities the corpus has:",
+        "",
+        "| domain | name | closest entities |",
+        "|---|---|---|",
+        *rows,
+    ]
 
 
 # Counts of input that a stage dropped (or, for bytes that are not UTF-8, repaired and kept), as the

@@ -31,10 +31,11 @@ WANTED = [
     ("Tie", None),  # equal counts -> smaller id
     ("Nowhere", None),
     ("Nowhere", None),  # duplicate, counted once
+    ("Mercuri (planet)", None),  # a misspelling: not found, the closest titles and link texts suggested
 ]
 
 
-def test_resolution_rules_in_order(spark, tmp_path):
+def test_resolution_rules_in_order(spark, tmp_path, caplog):
     spark.createDataFrame(PAGES, PAGES_DDL).write.parquet(str(tmp_path / "pages"))
     spark.createDataFrame(ALIASES, "alias string, entity_id string, count long").write.parquet(
         str(tmp_path / "aliases")
@@ -48,16 +49,21 @@ def test_resolution_rules_in_order(spark, tmp_path):
         ("qid", "string"),
         ("entity_id", "string"),
         ("how", "string"),
+        ("suggestions", "list<element: string>"),
     ]
     assert [tuple(row.values()) for row in table.to_pylist()] == [
-        ("Something else", "Q90", "Paris", "qid"),
-        ("paris, Texas", None, "Paris, Texas", "title"),
-        ("City of Light", None, "Paris", "redirect"),
-        ("Mercury", None, "Mercury (planet)", "alias"),
-        ("the Big Apple", "Q60", "New York City", "alias"),
-        ("Tie", None, "A", "alias"),
-        ("Nowhere", None, None, "missing"),
+        ("Something else", "Q90", "Paris", "qid", None),
+        ("paris, Texas", None, "Paris, Texas", "title", None),
+        ("City of Light", None, "Paris", "redirect", None),
+        ("Mercury", None, "Mercury (planet)", "alias", None),
+        ("the Big Apple", "Q60", "New York City", "alias", None),
+        ("Tie", None, "A", "alias", None),
+        ("Nowhere", None, None, "missing", []),
+        # the article's title and the element's link text; not the disambiguation page Mercury
+        ("Mercuri (planet)", None, None, "missing", ["Mercury (planet)", "Mercury (element)"]),
     ]
+    assert "'Mercuri (planet)' found no entity (closest: 'Mercury (planet)', 'Mercury (element)')" in caplog.text
+    assert "'Nowhere' found no entity (closest: none close)" in caplog.text
     assert resolved_entity_ids(str(out)) == [
         "A",
         "Mercury (planet)",
@@ -66,10 +72,10 @@ def test_resolution_rules_in_order(spark, tmp_path):
         "Paris, Texas",
     ]
     assert counts == {
-        "wanted": 8,
+        "wanted": 9,
         "duplicates": 1,
         "how_alias": 3,
-        "how_missing": 1,
+        "how_missing": 2,
         "how_qid": 1,
         "how_redirect": 1,
         "how_title": 1,
@@ -81,9 +87,9 @@ def test_corpus_without_pages_uses_qid_or_name(tmp_path):
     wanted = [("aspirin", "Q18216"), ("acetylsalicylic acid", "Q18216"), ("IL-6", None), ("IL-6", None)]
     counts = name_task_entities(wanted, str(out))
     assert pq.read_table(out).to_pylist() == [
-        {"name": "aspirin", "qid": "Q18216", "entity_id": "Q18216", "how": "string"},
-        {"name": "acetylsalicylic acid", "qid": "Q18216", "entity_id": "Q18216", "how": "string"},
-        {"name": "IL-6", "qid": None, "entity_id": "IL-6", "how": "string"},
+        {"name": "aspirin", "qid": "Q18216", "entity_id": "Q18216", "how": "string", "suggestions": None},
+        {"name": "acetylsalicylic acid", "qid": "Q18216", "entity_id": "Q18216", "how": "string", "suggestions": None},
+        {"name": "IL-6", "qid": None, "entity_id": "IL-6", "how": "string", "suggestions": None},
     ]
     assert counts == {"wanted": 4, "duplicates": 1, "how_string": 3}
     assert names_by_entity(str(out)) == {"IL-6": ["IL-6"], "Q18216": ["acetylsalicylic acid", "aspirin"]}

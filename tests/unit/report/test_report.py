@@ -130,7 +130,7 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
         ("Bob", None, "Bob", "title"),
         ("Bobby", None, "Bob", "alias"),
         ("Cy", "Q3", "Q3", "qid"),
-        ("Dee", None, None, None),
+        ("Dee", None, None, "missing", ["Dean", "Deb|bie"]),
     ]
     pq.write_table(
         pa.Table.from_pylist([dict(zip(TASK_ENTITIES_SCHEMA.names, r)) for r in rows], schema=TASK_ENTITIES_SCHEMA),
@@ -165,7 +165,9 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     }
     assert out == [expected]
     assert list(csv.DictReader((tmp_path / "c.csv").open())) == [{k: str(v) for k, v in expected.items()}]
-    assert html_rows((tmp_path / "c.html").read_text())[1] == [str(v) for v in expected.values()]
+    page = (tmp_path / "c.html").read_text()
+    assert html_rows(page)[1] == [str(v) for v in expected.values()]
+    assert "<tr><td>wiki</td><td>Dee</td><td>Dean, Deb¦bie</td></tr>" in page  # named, with suggestions
     plot_coverage(tmp_path / "c.csv", tmp_path / "c.svg")
     texts = svg_texts(tmp_path / "c.svg")
     # one unit: both bars count the 5 names (alias 1, qid 2, title 1, not found 1; then with a vector 3,
