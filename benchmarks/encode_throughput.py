@@ -1,7 +1,8 @@
 """Encoding throughput: pelt's path against the naive one, in one run, on real sentences with entity mentions.
 
 pelt (:func:`pelt.encoding.build_table`): length-sorted batches under a token budget, bf16 + SDPA on
-GPU (fp32 on CPU), sums on the device, tokenization in a background thread.  Naive (the paper's
+GPU (fp32 on CPU), sums on the device, tokenization in a background thread, or in ``--host-workers``
+processes (default ``auto``: up to 8 on CUDA, none on CPU).  Naive (the paper's
 code): batches of 32 in input order, every sentence padded to a fixed ``--max-seq-len`` (64, the
 paper's length), fp16 on GPU (fp32 on CPU), tokenization inline, each vector copied to the host and
 added to a per-entity numpy sum.  Both window long sentences the same way, so their tables must
@@ -47,12 +48,12 @@ from transformers import (
 )
 
 from pelt.demo_model import train_bpe_tokenizer
-from pelt.encoding import _POOL_ROWS, _Accumulator, _Preparer, _Rows, build_table, mask_mention
+from pelt.encoding import _POOL_ROWS, _Accumulator, _Preparer, build_table, resolve_host_workers
+from pelt.encoding_host import Rows, mask_mention, mention_token_span
 from pelt.models import (
     family,
     load_masked_lm,
     mask_representation,
-    mention_token_span,
     resolve_device,
     tokenize_with_offsets,
 )
@@ -240,17 +241,21 @@ def breakdown(
     tokens_per_batch: int,
     peak: float | None,
     compile_model: bool = False,
+    host_workers: int | str = "auto",
 ) -> dict[str, float | str]:
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
     ``build_table`` overlaps them (tokenization in a thread); whichever half is slower bounds it.
+    The host half runs as ``_encode`` runs it, in as many worker processes as ``host_workers``
+    gives there (their start included: an encoding pays it too).
     The device half's MFU is what the GPU reaches when the host keeps up; ``compile_model`` also
     times it with the backbone under ``torch.compile`` (dynamic shapes: batch widths vary).
     """
     device = next(model.parameters()).device
-    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, None, pin_memory=device.type == "cuda")
+    workers = resolve_host_workers(host_workers, device, len(sentences))
+    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, None, device.type == "cuda", workers)
     chunks = (
-        _Rows(ids[lo : lo + _POOL_ROWS], sentences[lo : lo + _POOL_ROWS], *zip(*spans[lo : lo + _POOL_ROWS]))
+        Rows(ids[lo : lo + _POOL_ROWS], sentences[lo : lo + _POOL_ROWS], *zip(*spans[lo : lo + _POOL_ROWS]))
         for lo in range(0, len(sentences), _POOL_ROWS)
     )
     began = time.perf_counter()
@@ -273,6 +278,7 @@ def breakdown(
     real = int(preparer.stats["tokens"])
     result: dict[str, float | str] = {
         "tokens_per_batch": tokens_per_batch,
+        "host_workers": workers,
         "host_seconds": host,
         "batches": len(batches),
         "real_tokens": real,
@@ -357,6 +363,12 @@ def main() -> None:
         default=[],
         help="also time pelt's host and device halves apart, at these comma-separated token budgets",
     )
+    parser.add_argument(
+        "--host-workers",
+        type=lambda v: v if v == "auto" else int(v),
+        default="auto",
+        help="processes preparing pelt's batches (build_table's host_workers): auto (up to 8 on CUDA, 0 on CPU) or N",
+    )
     parser.add_argument("--compile", action="store_true", help="in --breakdown, also time the backbone compiled")
     parser.add_argument("--fp32-check", action="store_true", help="also build the table in fp32 and compare")
     parser.add_argument("--device", default="auto")
@@ -386,6 +398,7 @@ def main() -> None:
                 spans[:n],
                 max_seq_len=args.max_seq_len,
                 tokens_per_batch=args.tokens_per_batch,
+                host_workers=args.host_workers,
             )
             tables["pelt"] = dict(zip(out_ids, sums))
 
@@ -401,7 +414,18 @@ def main() -> None:
         extra = {}
         if args.breakdown:
             extra["breakdown"] = [
-                breakdown(model, tokenizer, ids, sentences, spans, args.max_seq_len, budget, peak, args.compile)
+                breakdown(
+                    model,
+                    tokenizer,
+                    ids,
+                    sentences,
+                    spans,
+                    args.max_seq_len,
+                    budget,
+                    peak,
+                    args.compile,
+                    args.host_workers,
+                )
                 for budget in args.breakdown
             ]
         if args.fp32_check:
@@ -414,6 +438,7 @@ def main() -> None:
                 spans,
                 max_seq_len=args.max_seq_len,
                 tokens_per_batch=args.tokens_per_batch,
+                host_workers=args.host_workers,
             )
             extra["fp32_agreement"] = {
                 "low": str(model.dtype),
@@ -428,6 +453,7 @@ def main() -> None:
         "entities": len(tables["pelt"]),
         "max_seq_len": args.max_seq_len,
         "tokens_per_batch": args.tokens_per_batch,
+        "host_workers": resolve_host_workers(args.host_workers, device, len(sentences)),
         "load_average": os.getloadavg(),
         **timings,
         "speedup": timings["naive"]["seconds"] / timings["pelt"]["seconds"],

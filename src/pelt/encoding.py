@@ -8,6 +8,8 @@ disjoint shards merge exactly (:func:`pelt.table.merge_tables`).
 Speed: a background thread reads and tokenizes the next rows while the device runs the model; rows
 are sorted by length inside a pool of rows and packed into batches under a token budget (no fixed
 padding, so short sentences cost little); sums stay on the device in fp32 and are copied back once.
+On a GPU, worker processes prepare the pools (:mod:`pelt.encoding_host`, ``host_workers``), as one
+thread of Python could not keep up with the device.
 """
 
 from __future__ import annotations
@@ -31,16 +33,22 @@ import pyarrow.parquet as pq
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.encoding_host import (
+    PackedBatch,
+    PoolPreparer,
+    Rows,
+    prepare_in_workers,
+    shard_of,
+)
+from pelt.encoding_host import mask_mention as mask_mention  # re-exported: its home before the host half moved
 from pelt.logs import Progress
 from pelt.models import (
     default_norm,
     load_masked_lm,
     mask_representation,
     max_input_length,
-    mention_token_span,
     model_identity,
     representation,
-    tokenize_with_offsets,
 )
 from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
 from pelt.table import EntityTable, write_table
@@ -52,17 +60,6 @@ _POOL_ROWS = 16_384  # rows sorted together by length; larger pools pack tighter
 _QUEUE_DEPTH = 4  # batches prepared ahead of the device
 
 T = TypeVar("T")
-
-
-@dataclass
-class _Rows:
-    """A chunk of sampled mentions, column-wise (as read from Parquet)."""
-
-    entity_ids: Sequence[str | None]
-    sentences: Sequence[str | None]
-    starts: Sequence[int | None]
-    ends: Sequence[int | None]
-    doc_ids: Sequence[str | None] | None = None
 
 
 @dataclass
@@ -78,37 +75,30 @@ class _Batch:
     max_row: int
 
 
-def shard_of(entity_id: str, doc_id: str | None, sentence: str, start: int, n_shards: int) -> int:
-    """Stable shard of a mention: a hash of its identity, independent of file layout and of the process."""
-    key = "\x1f".join((entity_id, doc_id or "", sentence, str(start))).encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % n_shards
+def resolve_host_workers(host_workers: int | str, device: torch.device, total_rows: int | None = None) -> int:
+    """How many processes prepare pools of rows beside the device (0: one thread of this process).
 
-
-def mask_mention(
-    input_ids: Sequence[int], special: Sequence[int], span: tuple[int, int], mask_id: int, max_seq_len: int
-) -> tuple[list[int], int]:
-    """Replace the tokens ``span`` (first, last; see :func:`mention_token_span`) by one mask; window to ``max_seq_len``.
-
-    A sequence that is too long keeps its special tokens and a window of the body centred on the
-    mask, shifted to stay inside the body: start = clamp(mask - budget // 2, 0, body_len - budget).
-    Returns the new ids and the mask position.
+    ``auto``: on CUDA, one per spare core up to 8 (the GPU outran one host thread; see
+    :mod:`pelt.encoding_host`), and none for input that fits one pool, which no worker could
+    split; on CPU none, as the model needs the cores itself.  An explicit count is used as given.
     """
-    first, last = span
-    ids = [*input_ids[:first], mask_id, *input_ids[last + 1 :]]
-    mask = first
-    if len(ids) > max_seq_len:
-        n_prefix = next(i for i, sp in enumerate(special) if not sp)
-        n_suffix = next(i for i, sp in enumerate(reversed(special)) if not sp)
-        body = ids[n_prefix : len(ids) - n_suffix]
-        budget = max_seq_len - n_prefix - n_suffix
-        lo = min(max(mask - n_prefix - budget // 2, 0), len(body) - budget)
-        ids = [*ids[:n_prefix], *body[lo : lo + budget], *ids[len(ids) - n_suffix :]]
-        mask -= lo
-    return ids, mask
+    if host_workers == "auto":
+        if device.type != "cuda" or (total_rows is not None and total_rows <= _POOL_ROWS):
+            return 0
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(0, min(8, cores - 1))
+    if isinstance(host_workers, bool) or not isinstance(host_workers, int) or host_workers < 0:
+        raise ValueError(f"host_workers {host_workers!r} is neither an integer >= 0 nor 'auto'")
+    return host_workers
 
 
 class _Preparer:
-    """Host side of encoding: tokenizes, masks, assigns table rows and packs batches (runs in a thread)."""
+    """Host side of encoding: prepares pools (here or in ``host_workers`` processes), assigns table
+    rows and makes tensors; runs in a background thread.
+
+    Rows are assigned here, in the order of the pools' input, so a table is the same bit for bit
+    whichever number of workers prepared it.
+    """
 
     def __init__(
         self,
@@ -117,76 +107,39 @@ class _Preparer:
         tokens_per_batch: int,
         shard: tuple[int, int] | None,
         pin_memory: bool,
+        host_workers: int = 0,
     ):
-        self.tokenizer = tokenizer
-        self.max_seq_len = max_seq_len
-        self.tokens_per_batch = tokens_per_batch
-        self.shard = shard
+        self.preparer = PoolPreparer(
+            tokenizer.backend_tokenizer,
+            tokenizer.mask_token_id,
+            tokenizer.pad_token_id,
+            max_seq_len,
+            tokens_per_batch,
+            shard,
+        )
         self.pin_memory = pin_memory
+        self.host_workers = host_workers
         self.rows: dict[str, int] = {}  # entity id -> table row, in order of first appearance
         self.stats: Counter[str] = Counter()
 
-    def _valid(self, rows: _Rows) -> list[int]:
-        """Indices of well-formed rows of this shard; the rest are counted (and logged at the end)."""
-        keep = []
-        for i, (eid, sentence, start, end) in enumerate(zip(rows.entity_ids, rows.sentences, rows.starts, rows.ends)):
-            if eid is None or sentence is None or start is None or end is None:
-                self.stats["skipped_null"] += 1
-            elif not 0 <= start < end <= len(sentence):
-                self.stats["skipped_bad_span"] += 1
-            elif self.shard is not None and self.shard[0] != shard_of(
-                eid, rows.doc_ids[i] if rows.doc_ids is not None else None, sentence, start, self.shard[1]
-            ):
-                self.stats["other_shard"] += 1
-            else:
-                keep.append(i)
-        return keep
-
-    def batches(self, chunks: Iterable[_Rows]) -> Iterator[_Batch | int]:
+    def batches(self, chunks: Iterable[Rows]) -> Iterator[_Batch | int]:
         """Device batches, interleaved with ints: input rows accounted for (for the progress bar)."""
-        mask_id = self.tokenizer.mask_token_id
-        for rows in chunks:
-            keep = self._valid(rows)
-            if not keep:  # the tokenizer rejects an empty batch
-                yield len(rows.sentences)
-                continue
-            encoded = tokenize_with_offsets(self.tokenizer, [rows.sentences[i] for i in keep])
-            prepared: list[tuple[list[int], int, int]] = []
-            for j, i in enumerate(keep):
-                ids, special = encoded["input_ids"][j], encoded["special_tokens_mask"][j]
-                span = mention_token_span(encoded["offset_mapping"][j], special, rows.starts[i], rows.ends[i])
-                if span is None:
-                    self.stats["skipped_no_token"] += 1
-                    continue
-                self.stats["windowed"] += len(ids) - (span[1] - span[0]) > self.max_seq_len
-                masked, mask_position = mask_mention(ids, special, span, mask_id, self.max_seq_len)
-                row = self.rows.setdefault(rows.entity_ids[i], len(self.rows))
-                prepared.append((masked, mask_position, row))
-            yield len(rows.sentences) - len(prepared)
-            yield from self._pack(prepared)
+        if self.host_workers:
+            pools = prepare_in_workers(self.preparer, chunks, self.host_workers)
+        else:
+            pools = map(self.preparer, chunks)
+        for pool in pools:
+            self.stats.update(pool.stats)
+            rows = np.array([self.rows.setdefault(e, len(self.rows)) for e in pool.entity_ids], np.int64)
+            yield pool.n_rows - len(pool.entity_ids)
+            for batch in pool.batches:
+                yield self._tensors(batch, rows[batch.items])
 
-    def _pack(self, prepared: list[tuple[list[int], int, int]]) -> Iterator[_Batch]:
-        """Longest first (an out-of-memory shows at once), each batch under the token budget."""
-        prepared.sort(key=lambda p: -len(p[0]))
-        lo = 0
-        while lo < len(prepared):
-            width = len(prepared[lo][0])
-            hi = lo + max(1, self.tokens_per_batch // width)
-            yield self._tensors(prepared[lo:hi], width)
-            lo = hi
-
-    def _tensors(self, items: list[tuple[list[int], int, int]], width: int) -> _Batch:
-        ids = np.full((len(items), width), self.tokenizer.pad_token_id, np.int64)
-        attention = np.zeros((len(items), width), np.int64)
-        for k, (seq, _, _) in enumerate(items):
-            ids[k, : len(seq)] = seq
-            attention[k, : len(seq)] = 1
-        rows = np.array([p[2] for p in items], np.int64)
+    def _tensors(self, batch: PackedBatch, rows: np.ndarray) -> _Batch:
+        attention = (np.arange(batch.input_ids.shape[1]) < batch.lengths[:, None]).astype(np.int64)
         unique, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
-        self.stats["sentences"] += len(items)
-        self.stats["tokens"] += int(attention.sum())
         tensors = [
-            torch.from_numpy(a) for a in (ids, attention, np.array([p[1] for p in items]), unique, inverse, counts)
+            torch.from_numpy(a) for a in (batch.input_ids, attention, batch.mask_positions, unique, inverse, counts)
         ]
         if self.pin_memory:
             tensors = [t.pin_memory() for t in tensors]
@@ -267,14 +220,18 @@ def _in_background(items: Iterator[T], depth: int = _QUEUE_DEPTH) -> Iterator[T]
 def _encode(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    chunks: Iterable[_Rows],
+    chunks: Iterable[Rows],
     *,
     max_seq_len: int,
     tokens_per_batch: int,
     total_rows: int | None,
     shard: tuple[int, int] | None = None,
+    host_workers: int | str = "auto",
 ) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str]]:
-    """Stream ``chunks`` through the model; returns ids, fp32 sums [N, H], counts and skip statistics."""
+    """Stream ``chunks`` through the model; returns ids, fp32 sums [N, H], counts and skip statistics.
+
+    ``host_workers``: see :func:`resolve_host_workers`.
+    """
     n_special = tokenizer.num_special_tokens_to_add()
     if max_seq_len <= n_special:
         raise ValueError(f"max_seq_len {max_seq_len} leaves no room beside {n_special} special tokens")
@@ -283,7 +240,8 @@ def _encode(
             f"tokens_per_batch {tokens_per_batch} < max_seq_len {max_seq_len}: a long sentence fits no batch"
         )
     device = next(model.parameters()).device
-    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, pin_memory=device.type == "cuda")
+    workers = resolve_host_workers(host_workers, device, total_rows)
+    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, device.type == "cuda", workers)
     accumulator = _Accumulator(model.config.hidden_size, device)
     began = time.perf_counter()
     with torch.inference_mode(), Progress("encoding", total_rows, "sentences") as bar:
@@ -358,15 +316,17 @@ def build_table(
     *,
     max_seq_len: int = 128,
     tokens_per_batch: int = 16_384,
+    host_workers: int | str = "auto",
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Entity ids (in order of first appearance), float32 vector sums [N, H] and sentence counts.
 
     For use from Python on in-memory sentences; mentions with bad spans are skipped and logged.
+    ``host_workers``: processes that tokenize beside the device (:func:`resolve_host_workers`).
     """
     if not len(entity_ids) == len(sentences) == len(spans):
         raise ValueError(f"build_table: {len(entity_ids)} ids, {len(sentences)} sentences, {len(spans)} spans")
     chunks = (
-        _Rows(
+        Rows(
             entity_ids[lo : lo + _POOL_ROWS],
             sentences[lo : lo + _POOL_ROWS],
             [s for s, _ in spans[lo : lo + _POOL_ROWS]],
@@ -381,6 +341,7 @@ def build_table(
         max_seq_len=_effective_max_seq_len(model, max_seq_len),
         tokens_per_batch=tokens_per_batch,
         total_rows=len(sentences),
+        host_workers=host_workers,
     )
     return ids, sums, counts
 
@@ -469,6 +430,7 @@ def encode_samples(
     device: str = "auto",
     shard: tuple[int, int] | None = None,
     cache_dir: str | None = None,
+    host_workers: int | str = "auto",
 ) -> dict[str, int]:
     """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``.
 
@@ -481,6 +443,9 @@ def encode_samples(
     (:func:`mention_digests`): the next run encodes only the entities whose mentions changed or
     are new (tasks that gain entities) and reuses the others' sums, which are additive, so the
     table equals a full encoding.  ``entities_reused`` / ``entities_encoded`` count them.
+
+    ``host_workers``: processes that tokenize beside the device (:func:`resolve_host_workers`);
+    the table is the same whatever their number.
     """
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ValueError(f"shard {shard} is not (index, count) with 0 <= index < count")
@@ -495,7 +460,7 @@ def encode_samples(
     )
     skip = frozenset(reused)
     batches = dataset.to_batches(columns=list(SAMPLE_COLUMNS), batch_size=_POOL_ROWS)
-    chunks = (_without(_Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS)), skip) for b in batches)
+    chunks = (_without(Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS)), skip) for b in batches)
     total = dataset.count_rows()
     ids, sums, counts, stats = _encode(
         model,
@@ -505,6 +470,7 @@ def encode_samples(
         tokens_per_batch=tokens_per_batch,
         total_rows=total,
         shard=shard,
+        host_workers=host_workers,
     )
     if cache_dir:
         stats["entities_encoded"], stats["entities_reused"] = len(ids), len(reused)
@@ -521,7 +487,7 @@ def encode_samples(
     return dict(stats)
 
 
-def _without(rows: _Rows, entities: frozenset[str]) -> _Rows:
+def _without(rows: Rows, entities: frozenset[str]) -> Rows:
     """The chunk without the mentions of ``entities`` (whose sums come from the cache)."""
     if not entities:
         return rows
@@ -530,7 +496,7 @@ def _without(rows: _Rows, entities: frozenset[str]) -> _Rows:
     def pick(column: Sequence) -> list:
         return [column[i] for i in keep]
 
-    return _Rows(
+    return Rows(
         pick(rows.entity_ids),
         pick(rows.sentences),
         pick(rows.starts),

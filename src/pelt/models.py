@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +32,9 @@ from transformers import (
 )
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
+
+from pelt.encoding_host import encode_with_offsets
+from pelt.encoding_host import mention_token_span as mention_token_span  # re-exported: injection and eval use it
 
 logger = logging.getLogger(__name__)
 
@@ -388,37 +391,10 @@ def tokenize_with_offsets(tokenizer: PreTrainedTokenizerBase, texts: list[str]) 
     """Token ids, character offsets and special-token flags of ``texts``, unpadded and untruncated.
 
     Building the table and injecting it must cut text into tokens identically, or a mention would
-    map to different tokens in the two places; both go through here.  The fast tokenizer's Rust
-    backend is called directly: transformers' own call gives the same tokens but converts each
+    map to different tokens in the two places; both go through here (encoding's worker processes
+    through :func:`pelt.encoding_host.encode_with_offsets`, which this calls).  The fast tokenizer's
+    Rust backend is called directly: transformers' own call gives the same tokens but converts each
     encoding into a dict of every field, which took half of the host's time per sentence and kept
-    a GPU waiting (benchmarks/README.md, Encoding).  Truncation and padding are switched off on the
-    backend first, as transformers does before each of its own calls (it sets them per call).
+    a GPU waiting (benchmarks/README.md, Encoding).
     """
-    backend = tokenizer.backend_tokenizer
-    if backend.truncation is not None:
-        backend.no_truncation()
-    if backend.padding is not None:
-        backend.no_padding()
-    encodings = backend.encode_batch(texts, add_special_tokens=True)
-    return {
-        "input_ids": [e.ids for e in encodings],
-        "offset_mapping": [e.offsets for e in encodings],
-        "special_tokens_mask": [e.special_tokens_mask for e in encodings],
-    }
-
-
-def mention_token_span(
-    offsets: Sequence[tuple[int, int]], special: Sequence[int], start: int, end: int
-) -> tuple[int, int] | None:
-    """First and last index of the non-special tokens whose character span overlaps [start, end).
-
-    Tokens between them belong to the mention too, including zero-width ones (a byte-level BPE
-    space token has an empty, trimmed offset).  None when no token overlaps.
-    """
-    first = last = -1
-    for i, ((s, e), sp) in enumerate(zip(offsets, special)):
-        if not sp and s < end and e > start:
-            if first < 0:
-                first = i
-            last = i
-    return None if first < 0 else (first, last)
+    return encode_with_offsets(tokenizer.backend_tokenizer, texts)

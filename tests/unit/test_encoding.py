@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -15,7 +16,9 @@ import torch.nn.functional as F
 from tiny_models import FAMILIES
 from transformers import AutoModelForMaskedLM
 
-from pelt.encoding import build_table, encode_samples, mask_mention, shard_of
+from pelt import encoding
+from pelt.encoding import build_table, encode_samples, mask_mention, resolve_host_workers, shard_of
+from pelt.encoding_host import Rows
 from pelt.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
 from pelt.table import EntityTable, merge_tables
 
@@ -201,10 +204,59 @@ def test_mention_tokens_are_masked_and_windowed():
     assert mask_mention(ids, special, (8, 8), 99, 6) == ([0, 14, 15, 16, 99, 2], 4)  # clamped at the end
 
 
-def test_errors_in_the_tokenizing_thread_reach_the_caller(tiny_model_dirs):  # noqa: F811
+@pytest.mark.parametrize("host_workers", [0, 2])
+def test_errors_in_the_tokenizing_thread_reach_the_caller(host_workers, tiny_model_dirs):  # noqa: F811
+    """A worker process's error too, and its processes are gone once the error is raised."""
     model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
     with pytest.raises(TypeError):
-        build_table(model, tokenizer, ["a"], [5], [(0, 1)])
+        build_table(model, tokenizer, ["a"], [5], [(0, 1)], host_workers=host_workers)
+    assert not _children()
+
+
+def _children() -> list[str]:
+    """Process ids of this process's children (Linux's /proc; none found elsewhere)."""
+    tasks = Path("/proc", str(os.getpid()), "task")
+    return [c for t in tasks.glob("*") for c in (t / "children").read_text().split()] if tasks.exists() else []
+
+
+@pytest.mark.parametrize(("family", "shard"), [("roberta", None), ("bert", (0, 2)), ("bart", None)])
+def test_host_workers_give_the_same_table(family, shard, tiny_model_dirs, monkeypatch):  # noqa: F811
+    """Pools prepared in worker processes give the same table, bit for bit, and the same counts:
+    rows are assigned in input order across pools, skipped rows are counted alike."""
+    monkeypatch.setattr(encoding, "_POOL_ROWS", 4)  # several pools, more than the workers hold in flight
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    # bad spans, a mention covering no token, a null; entities recurring across pools and new ones in late pools
+    rows = ROWS + [(e and f"{e}_{i % 2}", *rest) for i, (e, *rest) in enumerate(ROWS[::-1])]
+    pools = [Rows(*zip(*rows[lo : lo + 4])) for lo in range(0, len(rows), 4)]
+    results = [
+        encoding._encode(
+            model,
+            tokenizer,
+            iter(pools),
+            max_seq_len=MAX_SEQ_LEN,
+            tokens_per_batch=48,
+            total_rows=len(rows),
+            shard=shard,
+            host_workers=workers,
+        )
+        for workers in (0, 2)
+    ]
+    (ids, sums, counts, stats), (ids2, sums2, counts2, stats2) = results
+    assert ids == ids2 and np.array_equal(sums, sums2) and np.array_equal(counts, counts2)
+    assert dict(stats) == dict(stats2)
+    assert stats["skipped_bad_span"] == 4 and stats["sentences"] > 0
+    assert all(stats[k] > 0 for k in (("windowed", "skipped_no_token") if shard is None else ("other_shard",)))
+
+
+def test_host_workers_setting():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")  # a device object needs no GPU
+    assert resolve_host_workers("auto", cpu, 10**6) == 0  # the model needs the cores
+    assert resolve_host_workers("auto", cuda, 100) == 0  # one pool: nothing to split
+    assert 0 <= resolve_host_workers("auto", cuda, 10**6) <= 8
+    assert resolve_host_workers(3, cpu) == 3
+    for bad in (-1, "4", 2.0, True):
+        with pytest.raises(ValueError, match="host_workers"):
+            resolve_host_workers(bad, cpu)
 
 
 def test_build_table_matches_encode_samples(tiny_model_dirs, tmp_path):  # noqa: F811

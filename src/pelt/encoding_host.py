@@ -1,0 +1,321 @@
+"""The host half of encoding, one pool of rows at a time: validate, tokenize, mask and pack.
+
+Everything here depends on one pool alone (table rows, which depend on every earlier pool, are
+assigned by :mod:`pelt.encoding`), so pools can be prepared in worker processes while the parent
+feeds the device: on a GPU, Python's per-sentence work under one GIL was slower than the model
+(benchmarks/README.md, Encoding).  The module imports neither torch nor transformers, so that a
+worker starts in a fraction of a second; workers get the tokenizer as its backend's JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import traceback
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tokenizers import Tokenizer
+
+
+@dataclass
+class Rows:
+    """A chunk of sampled mentions, column-wise (as read from Parquet)."""
+
+    entity_ids: Sequence[str | None]
+    sentences: Sequence[str | None]
+    starts: Sequence[int | None]
+    ends: Sequence[int | None]
+    doc_ids: Sequence[str | None] | None = None
+
+
+@dataclass
+class PackedBatch:
+    """One device batch as numpy arrays; its sentences are named by their index in the pool."""
+
+    input_ids: np.ndarray  # [B, T] int64, right-padded
+    lengths: np.ndarray  # [B] tokens of each sentence (the attention mask's ones)
+    mask_positions: np.ndarray  # [B]
+    items: np.ndarray  # [B] index into PreparedPool.entity_ids
+
+
+@dataclass
+class PreparedPool:
+    """A pool's batches, its mentions' entities in input order (rows are assigned in that order) and counts."""
+
+    n_rows: int  # input rows, kept or not (for the progress bar)
+    entity_ids: list[str]
+    batches: list[PackedBatch]
+    stats: Counter[str]
+
+
+def shard_of(entity_id: str, doc_id: str | None, sentence: str, start: int, n_shards: int) -> int:
+    """Stable shard of a mention: a hash of its identity, independent of file layout and of the process."""
+    key = "\x1f".join((entity_id, doc_id or "", sentence, str(start))).encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % n_shards
+
+
+def encode_with_offsets(backend: Tokenizer, texts: list[str]) -> dict[str, list]:
+    """Token ids, character offsets and special-token flags of ``texts`` by a fast tokenizer's backend.
+
+    Truncation and padding are switched off first, as transformers does before each of its own
+    calls (it sets them per call), so that every copy of a tokenizer cuts text identically.
+    """
+    if backend.truncation is not None:
+        backend.no_truncation()
+    if backend.padding is not None:
+        backend.no_padding()
+    encodings = backend.encode_batch(texts, add_special_tokens=True)
+    return {
+        "input_ids": [e.ids for e in encodings],
+        "offset_mapping": [e.offsets for e in encodings],
+        "special_tokens_mask": [e.special_tokens_mask for e in encodings],
+    }
+
+
+def mention_token_span(
+    offsets: Sequence[tuple[int, int]], special: Sequence[int], start: int, end: int
+) -> tuple[int, int] | None:
+    """First and last index of the non-special tokens whose character span overlaps [start, end).
+
+    Tokens between them belong to the mention too, including zero-width ones (a byte-level BPE
+    space token has an empty, trimmed offset).  None when no token overlaps.
+    """
+    first = last = -1
+    for i, ((s, e), sp) in enumerate(zip(offsets, special)):
+        if not sp and s < end and e > start:
+            if first < 0:
+                first = i
+            last = i
+    return None if first < 0 else (first, last)
+
+
+def mask_mention(
+    input_ids: Sequence[int], special: Sequence[int], span: tuple[int, int], mask_id: int, max_seq_len: int
+) -> tuple[list[int], int]:
+    """Replace the tokens ``span`` (first, last; see :func:`mention_token_span`) by one mask; window to ``max_seq_len``.
+
+    A sequence that is too long keeps its special tokens and a window of the body centred on the
+    mask, shifted to stay inside the body: start = clamp(mask - budget // 2, 0, body_len - budget).
+    Returns the new ids and the mask position.
+    """
+    first, last = span
+    ids = [*input_ids[:first], mask_id, *input_ids[last + 1 :]]
+    mask = first
+    if len(ids) > max_seq_len:
+        n_prefix = next(i for i, sp in enumerate(special) if not sp)
+        n_suffix = next(i for i, sp in enumerate(reversed(special)) if not sp)
+        body = ids[n_prefix : len(ids) - n_suffix]
+        budget = max_seq_len - n_prefix - n_suffix
+        lo = min(max(mask - n_prefix - budget // 2, 0), len(body) - budget)
+        ids = [*ids[:n_prefix], *body[lo : lo + budget], *ids[len(ids) - n_suffix :]]
+        mask -= lo
+    return ids, mask
+
+
+class PoolPreparer:
+    """Turns a pool of rows into packed batches; the same object runs in the parent or in a worker.
+
+    Pickled as the backend's JSON (``Tokenizer.to_str``), which a worker rebuilds in milliseconds
+    and which tokenizes exactly as the original (the tests compare tables built both ways).
+    """
+
+    def __init__(
+        self,
+        backend: Tokenizer,
+        mask_id: int,
+        pad_id: int,
+        max_seq_len: int,
+        tokens_per_batch: int,
+        shard: tuple[int, int] | None,
+    ):
+        self.backend = backend
+        self.mask_id = mask_id
+        self.pad_id = pad_id
+        self.max_seq_len = max_seq_len
+        self.tokens_per_batch = tokens_per_batch
+        self.shard = shard
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        settings = (self.mask_id, self.pad_id, self.max_seq_len, self.tokens_per_batch, self.shard)
+        return _preparer_from_json, (self.backend.to_str(), *settings)
+
+    def _valid(self, rows: Rows, stats: Counter[str]) -> list[int]:
+        """Indices of well-formed rows of this shard; the rest are counted (and logged at the end)."""
+        keep = []
+        for i, (eid, sentence, start, end) in enumerate(zip(rows.entity_ids, rows.sentences, rows.starts, rows.ends)):
+            if eid is None or sentence is None or start is None or end is None:
+                stats["skipped_null"] += 1
+            elif not 0 <= start < end <= len(sentence):
+                stats["skipped_bad_span"] += 1
+            elif self.shard is not None and self.shard[0] != shard_of(
+                eid, rows.doc_ids[i] if rows.doc_ids is not None else None, sentence, start, self.shard[1]
+            ):
+                stats["other_shard"] += 1
+            else:
+                keep.append(i)
+        return keep
+
+    def __call__(self, rows: Rows) -> PreparedPool:
+        stats: Counter[str] = Counter()
+        keep = self._valid(rows, stats)
+        if not keep:  # the tokenizer rejects an empty batch
+            return PreparedPool(len(rows.sentences), [], [], stats)
+        encoded = encode_with_offsets(self.backend, [rows.sentences[i] for i in keep])
+        prepared: list[tuple[list[int], int]] = []
+        entity_ids: list[str] = []
+        for j, i in enumerate(keep):
+            ids, special = encoded["input_ids"][j], encoded["special_tokens_mask"][j]
+            span = mention_token_span(encoded["offset_mapping"][j], special, rows.starts[i], rows.ends[i])
+            if span is None:
+                stats["skipped_no_token"] += 1
+                continue
+            stats["windowed"] += len(ids) - (span[1] - span[0]) > self.max_seq_len
+            prepared.append(mask_mention(ids, special, span, self.mask_id, self.max_seq_len))
+            entity_ids.append(rows.entity_ids[i])
+        return PreparedPool(len(rows.sentences), entity_ids, self._pack(prepared, stats), stats)
+
+    def _pack(self, prepared: list[tuple[list[int], int]], stats: Counter[str]) -> list[PackedBatch]:
+        """Longest first (an out-of-memory shows at once), each batch under the token budget.
+
+        The sort is stable, so ties keep input order and the batches do not depend on table rows.
+        """
+        order = sorted(range(len(prepared)), key=lambda k: -len(prepared[k][0]))
+        batches = []
+        lo = 0
+        while lo < len(order):
+            width = len(prepared[order[lo]][0])
+            items = order[lo : lo + max(1, self.tokens_per_batch // width)]
+            ids = np.full((len(items), width), self.pad_id, np.int64)
+            for k, item in enumerate(items):
+                seq = prepared[item][0]
+                ids[k, : len(seq)] = seq
+            lengths = np.array([len(prepared[item][0]) for item in items], np.int64)
+            positions = np.array([prepared[item][1] for item in items], np.int64)
+            batches.append(PackedBatch(ids, lengths, positions, np.array(items, np.int64)))
+            stats["sentences"] += len(items)
+            stats["tokens"] += int(lengths.sum())
+            lo += len(items)
+        return batches
+
+
+def _preparer_from_json(backend_json: str, *settings: object) -> PoolPreparer:
+    return PoolPreparer(Tokenizer.from_str(backend_json), *settings)  # type: ignore[arg-type]
+
+
+class _RemoteTraceback(Exception):
+    """A worker's traceback, attached as the cause of the error it raised."""
+
+
+class _Worker:
+    """A Python process preparing pools for the parent, over pipes: pickled rows in, pools out.
+
+    A fresh interpreter (fork + exec, never a plain fork of a parent that holds a CUDA context)
+    that imports this module alone: ``multiprocessing``'s spawn and forkserver would import the
+    parent's main script again in each worker, torch and all, which took seconds per worker.
+    """
+
+    def __init__(self) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),  # pelt imports as in the parent
+            "TOKENIZERS_PARALLELISM": "false",  # the workers are the parallelism: no thread pool each
+        }
+        command = [sys.executable, "-c", "from pelt.encoding_host import _serve; _serve()"]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+    def send(self, item: object) -> None:
+        try:
+            pickle.dump(item, self.process.stdin, pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError(f"a host worker exited with code {self.process.wait()}") from None
+
+    def receive(self) -> PreparedPool:
+        try:
+            reply = pickle.load(self.process.stdout)
+        except EOFError:
+            raise RuntimeError(f"a host worker exited with code {self.process.wait()}") from None
+        if reply[0] == "error":
+            raise reply[1] from _RemoteTraceback(reply[2])
+        return reply[1]
+
+    def close(self, kill: bool) -> None:
+        """End the process: at once after an error, else by closing its input (its loop ends)."""
+        if kill:
+            self.process.kill()
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:  # a dead worker's input pipe can fail to flush
+                pass
+        self.process.wait()
+
+
+def _serve() -> None:
+    """A worker's loop: a :class:`PoolPreparer`, then rows in, pools out, until the input ends.
+
+    Errors go back to the parent, which raises them; stdout is the results' stream, so whatever
+    else writes there (a library's print) goes to stderr instead.
+    """
+    results = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    tasks = sys.stdin.buffer
+    preparer: PoolPreparer = pickle.load(tasks)
+    while True:
+        try:
+            rows = pickle.load(tasks)
+        except EOFError:
+            return
+        try:
+            reply: tuple[object, ...] = ("ok", preparer(rows))
+        except Exception as err:  # noqa: BLE001 - raised again in the parent
+            reply = ("error", err, traceback.format_exc())
+        try:
+            data = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - an error that does not pickle goes back as its text
+            data = pickle.dumps(("error", RuntimeError(repr(reply[1])), traceback.format_exc()))
+        results.write(data)
+        results.flush()
+
+
+def prepare_in_workers(preparer: PoolPreparer, chunks: Iterable[Rows], workers: int) -> Iterator[PreparedPool]:
+    """``map(preparer, chunks)`` in ``workers`` processes, results in input order.
+
+    Pools go to the workers in turn, one each: at most ``workers`` pools are prepared ahead of
+    the one handed out.  A worker's exception is raised here with the worker's traceback as its
+    cause; a worker that dies raises ``RuntimeError``.  The processes end when the iterator ends,
+    fails or is closed.
+    """
+    if workers < 1:
+        raise ValueError(f"prepare_in_workers needs at least one worker, not {workers}")
+    processes = [_Worker() for _ in range(workers)]
+    finished = False
+    try:
+        for worker in processes:
+            worker.send(preparer)
+        chunks = iter(chunks)
+        pending: deque[_Worker] = deque()
+        for worker in processes:
+            rows = next(chunks, None)
+            if rows is None:
+                break
+            worker.send(rows)
+            pending.append(worker)
+        while pending:
+            worker = pending.popleft()
+            pool = worker.receive()
+            rows = next(chunks, None)
+            if rows is not None:  # the worker starts on its next pool before this one is used
+                worker.send(rows)
+                pending.append(worker)
+            yield pool
+        finished = True
+    finally:
+        for worker in processes:
+            worker.close(kill=not finished)
