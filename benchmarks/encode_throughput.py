@@ -241,7 +241,7 @@ def breakdown(
     tokens_per_batch: int,
     peak: float | None,
     compile_model: bool = False,
-    host_workers: int | str = "auto",
+    host_workers: int | str = 0,
 ) -> dict[str, float | str]:
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument(
         "--host-workers",
         type=lambda v: v if v == "auto" else int(v),
-        default="auto",
+        default=0,
         help="processes preparing pelt's batches (build_table's host_workers): auto (up to 8 on CUDA, 0 on CPU) or N",
     )
     parser.add_argument("--compile", action="store_true", help="in --breakdown, also time the backbone compiled")

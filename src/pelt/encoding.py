@@ -8,8 +8,9 @@ disjoint shards merge exactly (:func:`pelt.table.merge_tables`).
 Speed: a background thread reads and tokenizes the next rows while the device runs the model; rows
 are sorted by length inside a pool of rows and packed into batches under a token budget (no fixed
 padding, so short sentences cost little); sums stay on the device in fp32 and are copied back once.
-On a GPU, worker processes prepare the pools (:mod:`pelt.encoding_host`, ``host_workers``), as one
-thread of Python could not keep up with the device.
+Worker processes can prepare the pools (:mod:`pelt.encoding_host`, ``host_workers``): on an H200 one
+thread of Python took longer than the device; workers took that work off the job, though not yet
+off its wall time (benchmarks/README.md, Encoding on a GPU).
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def _encode(
     tokens_per_batch: int,
     total_rows: int | None,
     shard: tuple[int, int] | None = None,
-    host_workers: int | str = "auto",
+    host_workers: int | str = 0,
 ) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str]]:
     """Stream ``chunks`` through the model; returns ids, fp32 sums [N, H], counts and skip statistics.
 
@@ -316,7 +317,7 @@ def build_table(
     *,
     max_seq_len: int = 128,
     tokens_per_batch: int = 16_384,
-    host_workers: int | str = "auto",
+    host_workers: int | str = 0,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Entity ids (in order of first appearance), float32 vector sums [N, H] and sentence counts.
 
@@ -430,7 +431,7 @@ def encode_samples(
     device: str = "auto",
     shard: tuple[int, int] | None = None,
     cache_dir: str | None = None,
-    host_workers: int | str = "auto",
+    host_workers: int | str = 0,
 ) -> dict[str, int]:
     """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``.
 
