@@ -9,15 +9,18 @@ worker starts in a fraction of a second; workers get the tokenizer as its backen
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import json
 import os
-import pickle
+import struct
 import subprocess
 import sys
 import traceback
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -121,8 +124,8 @@ def mask_mention(
 class PoolPreparer:
     """Turns a pool of rows into packed batches; the same object runs in the parent or in a worker.
 
-    Pickled as the backend's JSON (``Tokenizer.to_str``), which a worker rebuilds in milliseconds
-    and which tokenizes exactly as the original (the tests compare tables built both ways).
+    Sent to a worker as the backend's JSON (``Tokenizer.to_str``), which a worker rebuilds in
+    milliseconds and which tokenizes exactly as the original (the tests compare tables built both ways).
     """
 
     def __init__(
@@ -141,9 +144,28 @@ class PoolPreparer:
         self.tokens_per_batch = tokens_per_batch
         self.shard = shard
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        settings = (self.mask_id, self.pad_id, self.max_seq_len, self.tokens_per_batch, self.shard)
-        return _preparer_from_json, (self.backend.to_str(), *settings)
+    def settings(self) -> dict:
+        """What a worker needs to rebuild this object, as JSON."""
+        return {
+            "tokenizer": self.backend.to_str(),
+            "mask_id": self.mask_id,
+            "pad_id": self.pad_id,
+            "max_seq_len": self.max_seq_len,
+            "tokens_per_batch": self.tokens_per_batch,
+            "shard": self.shard,
+        }
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> PoolPreparer:
+        shard = settings["shard"]
+        return cls(
+            Tokenizer.from_str(settings["tokenizer"]),
+            settings["mask_id"],
+            settings["pad_id"],
+            settings["max_seq_len"],
+            settings["tokens_per_batch"],
+            None if shard is None else (shard[0], shard[1]),
+        )
 
     def _valid(self, rows: Rows, stats: Counter[str]) -> list[int]:
         """Indices of well-formed rows of this shard; the rest are counted (and logged at the end)."""
@@ -204,23 +226,72 @@ class PoolPreparer:
         return batches
 
 
-def _preparer_from_json(backend_json: str, *settings: object) -> PoolPreparer:
-    return PoolPreparer(Tokenizer.from_str(backend_json), *settings)  # type: ignore[arg-type]
-
-
 class _RemoteTraceback(Exception):
     """A worker's traceback, attached as the cause of the error it raised."""
 
 
+# The workers' wire format: a JSON header (settings, rows, a pool's ids and counts) and the pool's
+# arrays as raw int64 bytes, each message prefixed by the two lengths. Not pickle: nothing in pelt
+# unpickles (tests/workflow/test_operations.py), and JSON and raw arrays carry all a pool holds.
+_LENGTHS = struct.Struct("<QQ")
+
+
+def _write(fh: BinaryIO, header: dict, arrays: Sequence[np.ndarray] = ()) -> None:
+    head = json.dumps(header).encode()
+    body = b"".join(np.ascontiguousarray(a, np.int64).tobytes() for a in arrays)
+    fh.write(_LENGTHS.pack(len(head), len(body)) + head + body)
+    fh.flush()
+
+
+def _read(fh: BinaryIO) -> tuple[dict, memoryview]:
+    """A message's header and its arrays' bytes; EOFError at the end of the stream."""
+    lengths = fh.read(_LENGTHS.size)
+    if len(lengths) < _LENGTHS.size:
+        raise EOFError
+    head, body = _LENGTHS.unpack(lengths)
+    return json.loads(fh.read(head)), memoryview(fh.read(body))
+
+
+def _pool_message(pool: PreparedPool) -> tuple[dict, list[np.ndarray]]:
+    header = {
+        "n_rows": pool.n_rows,
+        "entity_ids": pool.entity_ids,
+        "stats": dict(pool.stats),
+        "shapes": [list(b.input_ids.shape) for b in pool.batches],
+    }
+    return header, [a for b in pool.batches for a in (b.input_ids, b.lengths, b.mask_positions, b.items)]
+
+
+def _pool_from_message(header: dict, body: memoryview) -> PreparedPool:
+    flat = np.frombuffer(body, np.int64)
+    batches, at = [], 0
+    for rows, width in header["shapes"]:
+        sizes = (rows * width, rows, rows, rows)
+        parts = []
+        for size in sizes:
+            parts.append(flat[at : at + size].copy())
+            at += size
+        batches.append(PackedBatch(parts[0].reshape(rows, width), *parts[1:]))
+    return PreparedPool(header["n_rows"], header["entity_ids"], batches, Counter(header["stats"]))
+
+
+def _error(header: dict) -> Exception:
+    """The worker's exception as the built-in type it was (anything else as a RuntimeError)."""
+    kind = getattr(builtins, header["kind"], None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind = RuntimeError
+    return kind(header["message"])
+
+
 class _Worker:
-    """A Python process preparing pools for the parent, over pipes: pickled rows in, pools out.
+    """A Python process preparing pools for the parent, over pipes: rows in, pools out.
 
     A fresh interpreter (fork + exec, never a plain fork of a parent that holds a CUDA context)
     that imports this module alone: ``multiprocessing``'s spawn and forkserver would import the
     parent's main script again in each worker, torch and all, which took seconds per worker.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, preparer: PoolPreparer) -> None:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),  # pelt imports as in the parent
@@ -228,22 +299,33 @@ class _Worker:
         }
         command = [sys.executable, "-c", "from pelt.encoding_host import _serve; _serve()"]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self._send(preparer.settings())
 
-    def send(self, item: object) -> None:
+    def _send(self, header: dict) -> None:
         try:
-            pickle.dump(item, self.process.stdin, pickle.HIGHEST_PROTOCOL)
-            self.process.stdin.flush()
+            _write(self.process.stdin, header)
         except BrokenPipeError:
             raise RuntimeError(f"a host worker exited with code {self.process.wait()}") from None
 
+    def send(self, rows: Rows) -> None:
+        self._send(
+            {
+                "entity_ids": list(rows.entity_ids),
+                "sentences": list(rows.sentences),
+                "starts": list(rows.starts),
+                "ends": list(rows.ends),
+                "doc_ids": None if rows.doc_ids is None else list(rows.doc_ids),
+            }
+        )
+
     def receive(self) -> PreparedPool:
         try:
-            reply = pickle.load(self.process.stdout)
+            header, body = _read(self.process.stdout)
         except EOFError:
             raise RuntimeError(f"a host worker exited with code {self.process.wait()}") from None
-        if reply[0] == "error":
-            raise reply[1] from _RemoteTraceback(reply[2])
-        return reply[1]
+        if "error" in header:
+            raise _error(header["error"]) from _RemoteTraceback(header["error"]["traceback"])
+        return _pool_from_message(header, body)
 
     def close(self, kill: bool) -> None:
         """End the process: at once after an error, else by closing its input (its loop ends)."""
@@ -258,7 +340,7 @@ class _Worker:
 
 
 def _serve() -> None:
-    """A worker's loop: a :class:`PoolPreparer`, then rows in, pools out, until the input ends.
+    """A worker's loop: its settings, then rows in, pools out, until the input ends.
 
     Errors go back to the parent, which raises them; stdout is the results' stream, so whatever
     else writes there (a library's print) goes to stderr instead.
@@ -266,22 +348,18 @@ def _serve() -> None:
     results = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     tasks = sys.stdin.buffer
-    preparer: PoolPreparer = pickle.load(tasks)
+    preparer = PoolPreparer.from_settings(_read(tasks)[0])
     while True:
         try:
-            rows = pickle.load(tasks)
+            rows = Rows(**_read(tasks)[0])
         except EOFError:
             return
         try:
-            reply: tuple[object, ...] = ("ok", preparer(rows))
+            header, arrays = _pool_message(preparer(rows))
         except Exception as err:  # noqa: BLE001 - raised again in the parent
-            reply = ("error", err, traceback.format_exc())
-        try:
-            data = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
-        except Exception:  # noqa: BLE001 - an error that does not pickle goes back as its text
-            data = pickle.dumps(("error", RuntimeError(repr(reply[1])), traceback.format_exc()))
-        results.write(data)
-        results.flush()
+            error = {"kind": type(err).__name__, "message": str(err), "traceback": traceback.format_exc()}
+            header, arrays = {"error": error}, []
+        _write(results, header, arrays)
 
 
 def prepare_in_workers(preparer: PoolPreparer, chunks: Iterable[Rows], workers: int) -> Iterator[PreparedPool]:
@@ -294,11 +372,9 @@ def prepare_in_workers(preparer: PoolPreparer, chunks: Iterable[Rows], workers: 
     """
     if workers < 1:
         raise ValueError(f"prepare_in_workers needs at least one worker, not {workers}")
-    processes = [_Worker() for _ in range(workers)]
+    processes = [_Worker(preparer) for _ in range(workers)]
     finished = False
     try:
-        for worker in processes:
-            worker.send(preparer)
         chunks = iter(chunks)
         pending: deque[_Worker] = deque()
         for worker in processes:
