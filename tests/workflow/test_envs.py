@@ -3,13 +3,20 @@ environments must not drift apart."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
+import pytest
 import tomllib
 import yaml
 from conftest import REPO
+from demo_run import snakemake, write_config
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from snakemake.api import SnakemakeApi
+from snakemake.settings.enums import Quietness
+from snakemake.settings.types import DeploymentMethod, DeploymentSettings, OutputSettings, ResourceSettings
 
 
 def _requirements() -> list[Requirement]:
@@ -83,3 +90,55 @@ def test_make_installs_with_the_constraints():
     unpinned = [f for f in fetches if "-c constraints.txt" not in f and "--upgrade pip" not in f]
     assert not unpinned, unpinned
     assert re.search(r"^\$\(STAMP\): .*constraints\.txt", makefile, re.M), "a pin change must reinstall"
+
+
+# conda's answers to what Snakemake asks before it plans (its version, its prefix, its channel
+# priority): this machine has no conda, and planning creates no environment.
+FAKE_CONDA = """#!/bin/sh
+case "$*" in
+  "--version") echo "conda 24.11.0" ;;
+  "info --json") echo '{"conda_prefix": "/none", "root_prefix": "/none", "envs_dirs": [], "platform": "linux-64"}' ;;
+  "config --get channel_priority --json") echo '{"get": {"channel_priority": "strict"}}' ;;
+  *) echo "fake conda cannot: $*" >&2; exit 1 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("flags", [("--use-conda",), ("--sdm", "conda")], ids=["use-conda", "sdm-conda"])
+def test_each_rule_gets_its_pinned_env_with_either_conda_flag(tmp_path, monkeypatch, flags):
+    """Users type `--use-conda` (our older docs, most tutorials); Snakemake 9 teaches `--sdm conda`.
+    Both must plan the demo with every rule that runs code in one of envs/*.yaml, which pin what
+    constraints.txt pins (the test above)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "conda").write_text(FAKE_CONDA)
+    (bin_dir / "conda").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    work = tmp_path / "work"
+    write_config(work)
+    plan = snakemake(work, "-n", "--cores", "1", *flags)
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    envs = snakemake(work, "--list-conda-envs", "--cores", "1", *flags)
+    assert envs.returncode == 0, envs.stdout[-3000:] + envs.stderr[-3000:]
+    listed = {Path(line.split()[0]).resolve() for line in envs.stdout.splitlines()[1:] if line.strip()}
+    assert listed == set((REPO / "envs").glob("*.yaml")), envs.stdout
+
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(cores=1),
+            snakefile=REPO / "Snakefile",
+            workdir=work,
+            deployment_settings=DeploymentSettings(deployment_method={DeploymentMethod.CONDA}),
+        )._workflow
+        without = [r.name for r in workflow.rules if not r.norun and not r.conda_env]
+    assert not without, f"rules that run code without a conda env: {without}"
+
+
+def test_the_catalog_entry_says_what_the_workflow_supports():
+    """The workflow catalog shows conda and the report as supported: both must be true of the
+    workflow (the test above plans with conda; the suite builds the report)."""
+    entry = yaml.safe_load((REPO / ".snakemake-workflow-catalog.yml").read_text())["usage"]
+    assert entry["software-stack-deployment"]["conda"] is True and entry["report"] is True
+    assert "--sdm conda" in entry["mandatory-flags"]["desc"]
+    running = (REPO / "docs" / "running.md").read_text()
+    assert "--sdm conda" in running and "--use-conda" in running

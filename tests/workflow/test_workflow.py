@@ -382,6 +382,10 @@ def test_demo_end_to_end(finished, tmp_path):
     assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
     html = (tmp_path / "report.html").read_text()
     check_report(html, results)
+    # Snakemake 9's report labels name each item by its page and kind, not its file name; a
+    # wildcard's value fills the label of the summaries written per task
+    for label in ('"page": "headline"', '"page": "linking coverage"', '"page": "fewrel"', '"kind": "figure"'):
+        assert label in html, label
     # The input-quality table, embedded: the demo's articles as the corpus counted them, and a skip
     # it has (a task entity that no sentence mentions), highlighted.
     quality = report_files(html)["input_quality.html"]

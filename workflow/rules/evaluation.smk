@@ -79,6 +79,7 @@ rule lama_summary:
             "results/eval/summary/lama.html",
             caption="../report/lama.rst",
             category="LAMA",
+            labels={"page": "LAMA", "kind": "table"},
         ),
     log:
         "logs/eval/summary/lama.log",
@@ -119,6 +120,7 @@ rule norm_sweep_summary:
             "results/eval/summary/norm_sweep.html",
             caption="../report/norm_sweep.rst",
             category="LAMA",
+            labels={"page": "LAMA norm sweep", "kind": "table"},
         ),
     log:
         "logs/eval/summary/norm_sweep.log",
@@ -200,6 +202,7 @@ rule finetuning_summary:
             "results/eval/summary/{summary}.html",
             caption="../report/finetuning.rst",
             category="Fine-tuning",
+            labels={"page": "{summary}", "kind": "table"},
         ),
     log:
         "logs/eval/summary/{summary}.log",

@@ -10,6 +10,7 @@ rule headline:
             "results/eval/report/headline.html",
             caption="../report/headline.rst",
             category="Headline",
+            labels={"page": "headline", "kind": "table"},
         ),
     log:
         "logs/eval/report/headline.log",
@@ -32,6 +33,7 @@ rule lama_bucket_plot:
             "results/eval/report/lama_buckets.svg",
             caption="../report/lama_buckets.rst",
             category="LAMA",
+            labels={"page": "LAMA by subject frequency", "kind": "figure"},
         ),
     log:
         "logs/eval/report/lama_buckets.log",
@@ -50,6 +52,7 @@ rule norm_sweep_plot:
             "results/eval/report/norm_sweep.svg",
             caption="../report/norm_sweep.rst",
             category="LAMA",
+            labels={"page": "LAMA norm sweep", "kind": "figure"},
         ),
     log:
         "logs/eval/report/norm_sweep.log",
@@ -68,6 +71,7 @@ rule finetuning_plot:
             "results/eval/report/{summary}.svg",
             caption="../report/finetuning.rst",
             category="Fine-tuning",
+            labels={"page": "{summary}", "kind": "figure"},
         ),
     log:
         "logs/eval/report/{summary}.log",
@@ -89,6 +93,7 @@ rule coverage:
             "results/eval/report/coverage.html",
             caption="../report/coverage.rst",
             category="Linking",
+            labels={"page": "linking coverage", "kind": "table"},
         ),
     log:
         "logs/eval/report/coverage.log",
@@ -110,6 +115,7 @@ rule coverage_plot:
             "results/eval/report/coverage.svg",
             caption="../report/coverage.rst",
             category="Linking",
+            labels={"page": "linking coverage", "kind": "figure"},
         ),
     log:
         "logs/eval/report/coverage_plot.log",
@@ -128,6 +134,7 @@ rule frequency_plot:
             "results/eval/report/frequencies.svg",
             caption="../report/frequencies.rst",
             category="Linking",
+            labels={"page": "entity frequencies", "kind": "figure"},
         ),
     log:
         "logs/eval/report/frequencies.log",
@@ -149,6 +156,7 @@ rule input_quality:
             "results/eval/report/input_quality.html",
             caption="../report/input_quality.rst",
             category="Input quality",
+            labels={"page": "input quality", "kind": "table"},
         ),
     log:
         "logs/eval/report/input_quality.log",
@@ -167,6 +175,7 @@ rule stage_times_plot:
             "results/eval/report/stage_times.svg",
             caption="../report/stage_times.rst",
             category="Run",
+            labels={"page": "stage times", "kind": "figure"},
         ),
     log:
         "logs/eval/report/stage_times.log",
