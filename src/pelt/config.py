@@ -80,3 +80,23 @@ def model_ids(models: Sequence[Mapping]) -> dict[str, Mapping]:
             )
         ids[mid] = i
     return {mid: models[i] for mid, i in ids.items()}
+
+
+# A model hub repository id: `name` or `org/name`, each part a letter or digit then letters, digits,
+# `.`, `_` or `-` (the hub's own rule, less its length limit).
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def check_model_names(models: Sequence[Mapping]) -> None:
+    """Refuse, before the first job, a model ``name`` that nothing could load: not ``demo``, not an
+    existing local path, and not shaped like a hub name (``org/name``): a mistyped folder
+    (``./models/robrta``, ``/data/x``) would otherwise fail only when its encoding job starts, after
+    the corpus, linking and sampling jobs. A hub name is not looked up (that needs the network)."""
+    for i, model in enumerate(models):
+        name = model["name"]
+        if name == "demo" or os.path.exists(name):
+            continue
+        if not _HUB_NAME.fullmatch(name) or ".." in name or "--" in name:
+            raise ValueError(
+                f"models[{i}].name: {name!r} is no local path that exists, nor a model hub name (org/name)"
+            )

@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 
 from pelt import registry
-from pelt.config import confined, model_ids
+from pelt.config import check_model_names, confined, model_ids
 from pelt.eval import settings
 
 FEWREL2 = {
@@ -231,3 +231,14 @@ def test_a_file_name_with_glob_characters_is_that_file(tmp_path):
     named = str(tmp_path / "dump [de] : ü.xml.bz2")
     assert registry.expand_globs(named, "corpora.w.path") == [named]
     assert registry.expand_globs(str(tmp_path / "dump [d] : ü.xml.bz2"), "k") == [str(tmp_path / "dump d : ü.xml.bz2")]
+
+
+@pytest.mark.parametrize("name", ["./models/robrta", "/no/such/model", "org/name/extra", "org/..", "a b"])
+def test_a_model_name_nothing_could_load_is_refused_before_the_first_job(name):
+    with pytest.raises(ValueError, match=rf"^models\[1\].name: {re.escape(repr(name))} is no local path that exists"):
+        check_model_names([{"name": "demo"}, {"name": name}])
+
+
+def test_hub_names_and_existing_paths_are_models(tmp_path):
+    names = ["demo", "roberta-base", "facebook/bart-base", "no-such-org/no-such-model", str(tmp_path)]
+    check_model_names([{"name": name} for name in names])  # hub names are not looked up: no network

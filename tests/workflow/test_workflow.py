@@ -162,6 +162,7 @@ def test_finetuning_config_errors_name_the_key(tmp_path, tasks, named):
         ("download", {"files": {"../outside.txt": {"url": "https://example.org/x"}}}, "download.files.../outside.txt:"),
         ("models", [{"name": "org/x"}, {"name": "org--x"}], "models[0] ('org/x') and models[1] ('org--x')"),
         ("models", [{"name": ".."}], "models[0].id: '..' is not a path inside"),
+        ("models", [{"name": "demo"}, {"name": "./models/robrta"}], "models[1].name: './models/robrta' is no local"),
     ],
 )
 def test_paths_leaving_their_folder_and_colliding_model_ids_are_refused(tmp_path, section, value, named):

@@ -17,7 +17,7 @@ os.environ.update(  # set, not required (no envvars: directive); once if parsed 
     PYTHONPATH=os.pathsep.join(dict.fromkeys([PELT_SRC, *INHERITED_PYTHONPATH]))
 )
 from pelt import registry
-from pelt.config import config_problems, confined, model_ids
+from pelt.config import check_model_names, config_problems, confined, model_ids
 
 min_version("9.0")
 
@@ -125,6 +125,7 @@ def domain_corpus(part):
 
 # Id (the name in output paths) -> model; ids that collide or leave their folder are refused.
 MODELS = config_error(model_ids, config["models"])
+config_error(check_model_names, config["models"])
 
 
 def model_name_or_path(wildcards):
