@@ -1,24 +1,28 @@
 """Config mistakes said in a few lines: the key, the problem and, for a misspelt key, the key meant.
 
 Snakemake's own validation message dumps the whole schema and config (hundreds of lines for one
-wrong letter); the Snakefile asks here first and stops with this short form.
+wrong letter); the Snakefile asks here first and stops with this short form. Paths built from the
+config or from data are confined here too (:func:`confined`), and model ids made unique
+(:func:`model_ids`). Importing this module needs no workflow extra (the schema's packages are
+imported where the schema is read), so that the library's own modules confine their paths alike.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import posixpath
 import re
-from collections.abc import Mapping
-
-import yaml
-from jsonschema import Draft202012Validator
+from collections.abc import Mapping, Sequence
 
 _LONGEST = 200  # characters of a problem's description
 
 
 def config_problems(config: Mapping, schema_path: str | os.PathLike[str]) -> list[str]:
     """One line per problem of ``config`` against the schema, in the order of the keys."""
+    import yaml  # the workflow's extras; the rest of this module is pure Python
+    from jsonschema import Draft202012Validator
+
     with open(schema_path, encoding="utf-8") as fh:
         schema = yaml.safe_load(fh)
     validator = Draft202012Validator(schema)
@@ -38,3 +42,61 @@ def config_problems(config: Mapping, schema_path: str | os.PathLike[str]) -> lis
         message = error.message if len(error.message) <= _LONGEST else error.message[: _LONGEST - 3] + "..."
         problems.append(f"{where or 'config'}: {message}")
     return problems
+
+
+def confined(base: str, relative: str, key: str) -> str:
+    """``base/relative``, refused unless it lies strictly inside ``base``: the one check of every path
+    that the config or the data names under a folder of the workflow (a ``download.files`` key under
+    data/, a model id under its outputs' folders, an archive member under its release folder).
+
+    A path is refused when it is absolute, has a ``..`` part, or is the folder itself (empty, ``.``):
+    each would write outside the folder or over it, where a file of another key (or of nobody) is.
+    Raises ValueError in one line naming ``key``, the config entry (or file) that named the path.
+    """
+    parts = relative.replace("\\", "/").split("/")
+    if posixpath.isabs(relative) or ".." in parts or posixpath.normpath(relative) in (".", ""):
+        raise ValueError(f"{key}: {relative!r} is not a path inside {base}/ (absolute, '..' or the folder itself)")
+    return posixpath.join(base, relative)
+
+
+def model_id(model: Mapping) -> str:
+    """The model's name in output paths: its ``id``, or its ``name`` made path-safe (org/name -> org--name)."""
+    return model.get("id", re.sub(r"[^\w.-]+", "--", model["name"]))
+
+
+def model_ids(models: Sequence[Mapping]) -> dict[str, Mapping]:
+    """Id -> model of the ``models:`` list, each id confined to one folder. Two models with one id
+    (``org/x`` and ``org--x``, or one name twice) would write the same files, one silently lost: a
+    config error naming both entries and the id."""
+    ids: dict[str, int] = {}
+    for i, model in enumerate(models):
+        mid = model_id(model)
+        confined("results/tables/<domain>", mid, f"models[{i}].id")
+        if mid in ids:
+            first = ids[mid]
+            raise ValueError(
+                f"models[{first}] ({models[first]['name']!r}) and models[{i}] ({model['name']!r}) both get the id"
+                f" {mid!r}, the folder of their outputs; give one of them another `id:`"
+            )
+        ids[mid] = i
+    return {mid: models[i] for mid, i in ids.items()}
+
+
+# A model hub repository id: `name` or `org/name`, each part a letter or digit then letters, digits,
+# `.`, `_` or `-` (the hub's own rule, less its length limit).
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def check_model_names(models: Sequence[Mapping]) -> None:
+    """Refuse, before the first job, a model ``name`` that nothing could load: not ``demo``, not an
+    existing local path, and not shaped like a hub name (``org/name``): a mistyped folder
+    (``./models/robrta``, ``/data/x``) would otherwise fail only when its encoding job starts, after
+    the corpus, linking and sampling jobs. A hub name is not looked up (that needs the network)."""
+    for i, model in enumerate(models):
+        name = model["name"]
+        if name == "demo" or os.path.exists(name):
+            continue
+        if not _HUB_NAME.fullmatch(name) or ".." in name or "--" in name:
+            raise ValueError(
+                f"models[{i}].name: {name!r} is no local path that exists, nor a model hub name (org/name)"
+            )

@@ -19,6 +19,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from pelt.config import confined
+
 logger = logging.getLogger(__name__)
 
 ALGORITHMS = ("sha1", "md5", "sha256")
@@ -132,8 +134,7 @@ def extract_zip(archive: str | os.PathLike[str], out_dir: str | os.PathLike[str]
     tmp = out_dir.with_name(out_dir.name + ".partial")
     with zipfile.ZipFile(archive) as zf:
         for name in zf.namelist():
-            if Path(name).is_absolute() or ".." in Path(name).parts:
-                raise ValueError(f"{archive}: member {name!r} would be written outside {out_dir}")
+            confined(str(out_dir), name, f"{archive}: member")
         zf.extractall(tmp)
         count = len(zf.namelist())
     os.replace(tmp, out_dir)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -152,12 +153,13 @@ def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
 
 def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
     """Files matched by ``patterns`` (a mapping: its values) in order; a glob that matches nothing is a config
-    error, not an empty task."""
+    error, not an empty task. A pattern that names an existing file is that file, before it is read as a
+    glob: a file name with ``[`` (``dump [de].xml.bz2``) is a glob that would not match itself."""
     if isinstance(patterns, Mapping):
         patterns = list(patterns.values())
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
-        matched = sorted(glob.glob(pattern))
+        matched = [pattern] if os.path.exists(pattern) else sorted(glob.glob(pattern))
         if not matched:
             raise FileNotFoundError(f"{what}: no file matches {pattern!r}")
         files.extend(matched)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from conftest import REPO
 
 from pelt import registry
+from pelt.config import check_model_names, confined, model_ids
 from pelt.eval import settings
 
 FEWREL2 = {
@@ -182,3 +185,60 @@ def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
     corpora = {"wiki": {"kind": "wikipedia"}, "bio": {"kind": "s2orc"}, "pubmed": {"kind": "s2orc"}}
     assert registry.domains_with_pages(corpora, True) == ["wiki"]
     assert registry.domains_with_pages(corpora, False) == ["bio", "pubmed"]
+
+
+@pytest.mark.parametrize("relative", ["../x", "LAMA/../../x", "/etc/x", "..", ".", "", "a/.."])
+def test_a_path_from_the_config_that_leaves_its_folder_is_refused_naming_the_key(relative):
+    with pytest.raises(ValueError, match=rf"^download.files.k: {re.escape(repr(relative))} is not a path inside data/"):
+        confined("data", relative, "download.files.k")
+
+
+def test_a_path_inside_its_folder_is_joined():
+    assert confined("data", "fewrel/train_wiki.json", "download.files.k") == "data/fewrel/train_wiki.json"
+    assert confined("data", "..x/a..b", "k") == "data/..x/a..b"  # dots in a name are not `..`
+
+
+@pytest.mark.parametrize(
+    "models, named",
+    [
+        (
+            [{"name": "org/x"}, {"name": "org--x"}],
+            r"models\[0\] \('org/x'\) and models\[1\] \('org--x'\) both get the id 'org--x'",
+        ),
+        ([{"name": "demo"}, {"name": "b"}, {"name": "demo"}], r"models\[0\] \('demo'\) and models\[2\] \('demo'\)"),
+        ([{"name": "a"}, {"name": "b", "id": "a"}], r"models\[0\] \('a'\) and models\[1\] \('b'\) both get the id 'a'"),
+        ([{"name": ".."}], r"models\[0\].id: '..' is not a path inside"),
+        ([{"name": "x", "id": "."}], r"models\[0\].id: '.' is not a path inside"),
+    ],
+)
+def test_model_ids_that_collide_or_leave_their_folder_are_refused(models, named):
+    """Two models with one id would write the same files (one silently dropped); `..` would write
+    beside the model folders. Each is one line naming the entries and the id."""
+    with pytest.raises(ValueError, match=named):
+        model_ids(models)
+
+
+def test_model_ids_are_path_safe_names_or_the_configured_id():
+    models = [{"name": "roberta-base"}, {"name": "org/x"}, {"name": "/abs/model", "id": "mine"}]
+    assert list(model_ids(models)) == ["roberta-base", "org--x", "mine"]
+
+
+def test_a_file_name_with_glob_characters_is_that_file(tmp_path):
+    """`[de]` in a file name reads as a glob that matches `d` or `e`, not itself: an existing file's
+    own name comes first, a pattern that names no file is still a glob."""
+    for name in ("dump [de] : ü.xml.bz2", "dump d : ü.xml.bz2"):
+        (tmp_path / name).write_bytes(b"")
+    named = str(tmp_path / "dump [de] : ü.xml.bz2")
+    assert registry.expand_globs(named, "corpora.w.path") == [named]
+    assert registry.expand_globs(str(tmp_path / "dump [d] : ü.xml.bz2"), "k") == [str(tmp_path / "dump d : ü.xml.bz2")]
+
+
+@pytest.mark.parametrize("name", ["./models/robrta", "/no/such/model", "org/name/extra", "org/..", "a b"])
+def test_a_model_name_nothing_could_load_is_refused_before_the_first_job(name):
+    with pytest.raises(ValueError, match=rf"^models\[1\].name: {re.escape(repr(name))} is no local path that exists"):
+        check_model_names([{"name": "demo"}, {"name": name}])
+
+
+def test_hub_names_and_existing_paths_are_models(tmp_path):
+    names = ["demo", "roberta-base", "facebook/bart-base", "no-such-org/no-such-model", str(tmp_path)]
+    check_model_names([{"name": name} for name in names])  # hub names are not looked up: no network

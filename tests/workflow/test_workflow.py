@@ -156,6 +156,48 @@ def test_finetuning_config_errors_name_the_key(tmp_path, tasks, named):
     assert named in out and "Traceback" not in out, out
 
 
+@pytest.mark.parametrize(
+    "section, value, named",
+    [
+        ("download", {"files": {"../outside.txt": {"url": "https://example.org/x"}}}, "download.files.../outside.txt:"),
+        ("models", [{"name": "org/x"}, {"name": "org--x"}], "models[0] ('org/x') and models[1] ('org--x')"),
+        ("models", [{"name": ".."}], "models[0].id: '..' is not a path inside"),
+        ("models", [{"name": "demo"}, {"name": "./models/robrta"}], "models[1].name: './models/robrta' is no local"),
+    ],
+)
+def test_paths_leaving_their_folder_and_colliding_model_ids_are_refused(tmp_path, section, value, named):
+    """A `download.files` key or a model id that would write outside its folder, and two models
+    that would write the same files, are refused before anything runs, in one line naming them."""
+    config = write_config(tmp_path)
+    config[section] = value
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and named in out and "Traceback" not in out, out
+
+
+def test_a_corpus_file_with_an_odd_name_is_planned(tmp_path):
+    """`[`, `:`, spaces and non-ASCII letters in corpus file names: the files are the inputs of their
+    corpus jobs (the literal name, not the glob it reads as), under ids made of their names."""
+    config = write_config(tmp_path)
+    odd = {"wikipedia": "dump [de] : ü.xml.bz2", "page_props": "props [de] ü.sql.gz", "biomed": "s2orc [x] ü.jsonl"}
+    for key, (domain, field) in {
+        "wikipedia": ("wikipedia", "path"),
+        "page_props": ("wikipedia", "page_props"),
+        "biomed": ("biomed", "path"),
+    }.items():
+        shutil.copy(config["corpora"][domain][field], tmp_path / odd[key])
+        config["corpora"][domain][field] = odd[key]
+    (tmp_path / "dump d : ü.xml.bz2").write_bytes(b"")  # what `[de]` matches as a glob
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    corpus = {job["rule"]: job for job in planned_jobs(run.stdout) if job["rule"].startswith("corpus_")}
+    assert corpus["corpus_wikipedia"]["input"] == [odd["wikipedia"], odd["page_props"]], corpus
+    assert corpus["corpus_wikipedia"]["output"][0] == "results/corpus/wikipedia/files/dump__de____ü.xml.bz2/documents"
+    assert corpus["corpus_s2orc"]["input"] == [odd["biomed"]], corpus
+
+
 def test_a_config_file_runs_its_own_keys_and_none_of_the_demos(tmp_path):
     """`--configfile config/paper.yaml` must not inherit the demo config's keys (its page_props, its
     two encoding shards): a config file given on the command line replaces the demo's."""

@@ -17,9 +17,18 @@ os.environ.update(  # set, not required (no envvars: directive); once if parsed 
     PYTHONPATH=os.pathsep.join(dict.fromkeys([PELT_SRC, *INHERITED_PYTHONPATH]))
 )
 from pelt import registry
-from pelt.config import config_problems
+from pelt.config import check_model_names, config_problems, confined, model_ids
 
 min_version("9.0")
+
+
+def config_error(function, *args):
+    """A pelt.registry or pelt.config function's answer, its refusal (a file not there, a setting
+    missing, a path leaving its folder) a config error in one line."""
+    try:
+        return function(*args)
+    except (ValueError, FileNotFoundError) as err:
+        raise WorkflowError(str(err)) from None
 
 
 CONFIG_PROBLEMS = config_problems(
@@ -71,6 +80,12 @@ def corpus_file_ids(domain):
     ids = {}
     for path in expand_globs(CORPORA[domain]["path"], f"corpora.{domain}.path"):
         file_id = re.sub(r"[^\w.+-]", "_", os.path.basename(path))
+        config_error(
+            confined,
+            f"results/corpus/{domain}/files",
+            file_id,
+            f"corpora.{domain}.path",
+        )
         first = ids.setdefault(file_id, path)
         if os.path.realpath(first) != os.path.realpath(path):
             raise WorkflowError(
@@ -108,12 +123,9 @@ def domain_corpus(part):
     return lambda wildcards: corpus_outputs(wildcards.domain, part)
 
 
-def model_id(model):
-    """The name in output paths: `id`, or the model name made path-safe (org/name -> org--name)."""
-    return model.get("id", re.sub(r"[^\w.-]+", "--", model["name"]))
-
-
-MODELS = {model_id(m): m for m in config["models"]}
+# Id (the name in output paths) -> model; ids that collide or leave their folder are refused.
+MODELS = config_error(model_ids, config["models"])
+config_error(check_model_names, config["models"])
 
 
 def model_name_or_path(wildcards):
@@ -283,15 +295,6 @@ def headline_inputs(wildcards):
         "fewrel": finetuning_results(FEWREL_TASKS),
         "wiki80": finetuning_results(["wiki80"] if "wiki80" in config["tasks"] else []),
     }
-
-
-def config_error(function, *args):
-    """A pelt.registry function's answer, its refusal (a file not there, a setting missing) a
-    config error in one line."""
-    try:
-        return function(*args)
-    except (ValueError, FileNotFoundError) as err:
-        raise WorkflowError(str(err)) from None
 
 
 def expand_globs(patterns, key):
@@ -501,7 +504,10 @@ RELEASE_FILES = "|".join(re.escape(path) for path in RELEASES) or NEVER
 
 def download_targets():
     """Every file the `download` config names: the dump's files (with its checksum list) and the releases."""
-    targets = [f"data/{path}" for path in RELEASES]
+    targets = [
+        config_error(confined, "data", path, f"download.files.{path}")
+        for path in RELEASES
+    ]
     if "LAMA/data.zip" in RELEASES:
         targets.append("data/LAMA/release")  # the tasks read the unpacked files
     if "enwiki_date" in DOWNLOAD:

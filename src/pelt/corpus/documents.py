@@ -5,7 +5,6 @@ the helpers both corpus jobs use (input globs, skip logging, files that gave not
 
 from __future__ import annotations
 
-import glob
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -13,6 +12,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
+
+from pelt.registry import expand_globs
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +54,10 @@ def as_paths(paths: str | Sequence[str]) -> list[str]:
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Expand globs (configs name ``dir/*.jsonl``); a pattern that matches nothing is an error."""
-    found: list[str] = []
-    for pattern in paths:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else glob.glob(glob.escape(pattern))
-        if not matches:
-            raise FileNotFoundError(f"no input file matches {pattern!r}")
-        found.extend(matches)
-    return found
+    """Expand globs (configs name ``dir/*.jsonl``) as the workflow does (:func:`pelt.registry.expand_globs`:
+    an existing file's own name first, so that ``[`` in a name works); a pattern that matches nothing is an
+    error."""
+    return expand_globs(list(paths), "input")
 
 
 def log_skips(rows: DataFrame, counts: dict[str, int], stage: str, quiet: Iterable[str] = ()) -> None:

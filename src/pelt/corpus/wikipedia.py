@@ -23,6 +23,7 @@ domain whose files hold no document at all is an error.
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
 import re
@@ -91,6 +92,7 @@ PAGE_SKIP_REASONS = (
     "wikitext_error",
     "wikitext_timeout",
     "bad_page",  # no <title> or <id>, or an unreadable one
+    "page_id_overflow",  # a page (or revision) id over 64 bits: no column holds it, null would lose it
     "page_cut",  # started, then a read error ended the file
     "duplicate_title",
 )
@@ -99,6 +101,12 @@ WIKIPEDIA_SKIP_REASONS = (*PAGE_SKIP_REASONS, "dump_error", "unread_bytes", "tra
 # A page whose wikitext is still being read after this many seconds is skipped and counted, so
 # that no page can cost a task (the conversion is linear in the page; this is the safety net).
 PAGE_SECONDS = 60.0
+
+
+def fits_long(value: int) -> bool:
+    """Whether an id fits the ids' column type (Spark's LongType, Parquet's int64); a larger one is a
+    counted skip, where Spark would make it a null silently."""
+    return -(2**63) <= value < 2**63
 
 
 class PageTimeout(Exception):
@@ -189,6 +197,10 @@ def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECON
     """The output row of one dump page: a redirect, an article, or a skip row. Everything that reads
     the page's wikitext runs within ``seconds``."""
     title = normalize_title(page.title)
+    ids = {"page": page.page_id, "revision": page.revision_id}
+    too_large = [f"{what} id {value}" for what, value in ids.items() if value is not None and not fits_long(value)]
+    if too_large:
+        return _skip_row("page_id_overflow", f"{', '.join(too_large)} over 64 bits", None, title)
     if page.ns != namespace:
         return _skip_row("other_namespace", f"ns={page.ns}", page.page_id, title)
     try:
@@ -234,7 +246,8 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
     else:
         pages = iter_multistream_pages(path, start, end, stats)
     for page in pages:
-        yield (*_page_row(page, namespace), path, page.revision_id, 1)
+        revision_id = page.revision_id if page.revision_id is None or fits_long(page.revision_id) else None
+        yield (*_page_row(page, namespace), path, revision_id, 1)
     where = path if start is None else f"{path}[{start}:{end}]"
     for message in stats.bad_pages:
         yield _amount_row("bad_page", 1, f"{where}: {message}", path)
@@ -298,15 +311,32 @@ def _without_duplicate_titles(rows: DataFrame) -> DataFrame:
 _PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
 
 
-def parse_page_props(line: str) -> list[tuple[int, str]]:
-    """``(page_id, qid)`` pairs of the ``wikibase_item`` rows in one line of a ``page_props.sql`` dump."""
-    return [(int(page_id), qid) for page_id, qid in _PAGE_PROPS_QID.findall(line)]
+def parse_page_props(line: str) -> list[tuple[int | None, str]]:
+    """``(page_id, qid)`` pairs of the ``wikibase_item`` rows in one line of a ``page_props.sql`` dump; a
+    page id over 64 bits is None (no page has it: counted as ``skipped_page_props_id_overflow``)."""
+    return [(int(page_id) if fits_long(int(page_id)) else None, qid) for page_id, qid in _PAGE_PROPS_QID.findall(line)]
+
+
+def _page_props_pairs(path: str) -> Iterator[tuple[int | None, str]]:
+    """The pairs of one ``page_props.sql[.gz]`` file, read by Python's own ``open``: Spark's file reader
+    takes ``[``, ``{`` and ``:`` in a path for a glob or a URI, and the dumps are gzip, one task a file
+    either way."""
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    with (
+        gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        if gzipped
+        else open(path, encoding="utf-8", errors="replace") as fh
+    ):
+        for line in fh:
+            yield from parse_page_props(line)
 
 
 def _page_qids(spark: SparkSession, paths: list[str]) -> DataFrame:
-    schema = T.StructType([T.StructField("page_id", T.LongType(), False), T.StructField("qid", T.StringType(), False)])
-    lines = spark.read.text(paths).rdd.map(lambda row: row.value)
-    return spark.createDataFrame(lines.flatMap(parse_page_props), schema).dropDuplicates(["page_id"])
+    """Each page_props pair, a page id too large for the column null (counted by the caller)."""
+    schema = T.StructType([T.StructField("page_id", T.LongType()), T.StructField("qid", T.StringType(), False)])
+    pairs = spark.sparkContext.parallelize(paths, len(paths)).flatMap(_page_props_pairs)
+    return spark.createDataFrame(pairs, schema)
 
 
 def build_wikipedia_corpus(
@@ -366,7 +396,10 @@ def build_wikipedia_corpus(
         documents.write.mode("overwrite").parquet(documents_out)
         pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation", "revision_id")
         if page_props:
-            pages = pages.join(_page_qids(spark, expand_paths(page_props)), "page_id", "left")
+            qids = _page_qids(spark, expand_paths(page_props)).persist(StorageLevel.MEMORY_AND_DISK)
+            counts["skipped_page_props_id_overflow"] = qids.where(F.col("page_id").isNull()).count()
+            known = qids.where(F.col("page_id").isNotNull()).dropDuplicates(["page_id"])
+            pages = pages.join(known, "page_id", "left")
         else:
             pages = pages.withColumn("qid", F.lit(None).cast("string"))
         pages.select(*PAGES_SCHEMA.fieldNames()).write.mode("overwrite").parquet(pages_out)
@@ -375,4 +408,6 @@ def build_wikipedia_corpus(
             logger.info("wikipedia corpus: %d of %d pages have a QID", counts["pages_with_qid"], counts["pages"])
     finally:
         read.unpersist()
+        if page_props:
+            qids.unpersist()
     return counts

@@ -79,6 +79,7 @@ def test_counts_on_the_real_sample(real_run) -> None:
         "skipped_wikitext_error": 0,
         "skipped_wikitext_timeout": 0,
         "skipped_bad_page": 0,
+        "skipped_page_id_overflow": 0,
         "skipped_page_cut": 0,
         "skipped_duplicate_title": 0,
         "skipped_dump_error": 0,
@@ -229,11 +230,57 @@ def test_parse_page_props() -> None:
 
 
 def test_expand_paths(tmp_path: Path) -> None:
-    for name in ("b.jsonl", "a.jsonl"):
+    for name in ("b.jsonl", "a.jsonl", "dump [de] : ü.jsonl", "dump d : ü.jsonl"):
         (tmp_path / name).write_text("")
-    assert expand_paths([str(tmp_path / "*.jsonl")]) == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
-    with pytest.raises(FileNotFoundError, match="no input file"):
+    assert expand_paths([str(tmp_path / "[ab].jsonl")]) == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    # a name with `[` is its own file, not the glob it also reads as (which matches `dump d : ü.jsonl`)
+    assert expand_paths([str(tmp_path / "dump [de] : ü.jsonl")]) == [str(tmp_path / "dump [de] : ü.jsonl")]
+    with pytest.raises(FileNotFoundError, match="no file matches"):
         expand_paths([str(tmp_path / "missing.xml.bz2")])
+
+
+def test_an_id_over_64_bits_is_a_counted_skip_not_a_null() -> None:
+    """Spark's LongType would make a page id over 64 bits a null (verifySchema off) or fail the job;
+    the page is a skip row that says so, and a page_props pair with such an id is None (counted)."""
+    huge = 2**64
+    row = corpus._page_row(DumpPage(huge, 0, "Huge", None, "plain text"), namespace=0)
+    assert (row[0], row[1], row[-2]) == (None, "Huge", "page_id_overflow") and str(huge) in row[-1]
+    revision = corpus._page_row(DumpPage(3, 0, "Late", None, "text", revision_id=huge), namespace=0)
+    assert revision[-2] == "page_id_overflow" and f"revision id {huge}" in revision[-1]
+    assert corpus._page_row(DumpPage(2**63 - 1, 0, "Largest", None, "text"), namespace=0)[-2] is None
+    line = f"INSERT INTO `page_props` VALUES ({huge},'wikibase_item','Q1',NULL),(7,'wikibase_item','Q7',NULL);"
+    assert parse_page_props(line) == [(None, "Q1"), (7, "Q7")]
+
+
+def test_odd_file_names_and_oversized_ids_end_to_end(spark, sample_articles, tmp_path) -> None:
+    """A dump and a page_props file whose names hold `[`, `:`, spaces and non-ASCII letters are read
+    (the literal name before the glob; page_props by Python's open, not Spark's path parser), and
+    the ids over 64 bits in them are counted skips in counts.json, flagged in the input-quality table."""
+    pages = [
+        _with_text(sample_articles[0], 701, "Kept", 10, b"<text>a kept page</text>"),
+        _with_text(sample_articles[1], 2**64, "Huge", 11, b"<text>an id over 64 bits</text>"),
+    ]
+    dump = tmp_path / "dump [de] : ü.xml.bz2"
+    dump.write_bytes(bz2.compress(b"<mediawiki>\n" + b"".join(pages) + b"</mediawiki>\n"))
+    (tmp_path / "dump d : ü.xml.bz2").write_bytes(b"not read: the glob's match, not the named file")
+    props = tmp_path / "page_props [de] ü.sql.gz"
+    props.write_bytes(
+        gzip.compress(
+            f"INSERT INTO `page_props` VALUES (701,'wikibase_item','Q701',NULL),"
+            f"({2**64},'wikibase_item','Q9',NULL);\n".encode()
+        )
+    )
+    counts = build_wikipedia_corpus(
+        spark, [str(dump)], str(tmp_path / "docs"), str(tmp_path / "pages"), page_props=[str(props)]
+    )
+    assert (counts["pages"], counts["pages_read"], counts["pages_with_qid"]) == (1, 2, 1)
+    assert counts["skipped_page_id_overflow"] == 1 and counts["skipped_page_props_id_overflow"] == 1
+    rows = spark.read.parquet(str(tmp_path / "pages")).collect()
+    assert [(row.page_id, row.title, row.qid) for row in rows] == [(701, "Kept", "Q701")]
+    record = tmp_path / "counts.json"
+    write_counts(record, counts, stage="corpus_wikipedia", domain="wikipedia")
+    flagged = {row["count"] for row in input_quality_rows([record]) if row["skip"] and row["value"]}
+    assert flagged == {"skipped_page_id_overflow", "skipped_page_props_id_overflow"}
 
 
 def _sample_page_blobs(sample_path: Path, n: int) -> list[bytes]:
