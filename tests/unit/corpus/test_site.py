@@ -65,6 +65,7 @@ def test_siteinfo_gives_language_dbname_and_namespaces_with_english_names() -> N
 def test_language_from_dbname_then_default_and_the_config_wins() -> None:
     no_lang = GERMAN_HEADER.replace(' xml:lang="de"', "")
     assert german_site(no_lang).language == "de"  # from <dbname>dewiki</dbname>
+    assert german_site(GERMAN_HEADER.replace("<dbname>dewiki</dbname>", "")).language == "de"  # from xml:lang
     assert german_site(GERMAN_HEADER, "fr").language_from == "config"
     assert german_site(GERMAN_HEADER, "fr").link_trail == SiteInfo.for_language("fr").link_trail
     assert SiteInfo.from_siteinfo(None) == ENGLISH  # no header: English Wikipedia, as before
