@@ -248,11 +248,15 @@ def template_key(name: str) -> str:
     return WS_RUN.sub(" ", name).strip().lower()
 
 
+# Interlanguage links ([[fr:Paris]]) are hidden; language codes are lower-case letters and hyphens.
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*|simple")
+
+
 def language_of_dbname(dbname: str) -> str | None:
-    """``dewiki`` -> ``de``, ``zh_yuewiki`` -> ``zh-yue``; None for a database that is no Wikipedia."""
-    if not dbname.endswith("wiki") or len(dbname) <= len("wiki"):
-        return None
-    return dbname.removesuffix("wiki").replace("_", "-")
+    """``dewiki`` -> ``de``, ``zh_yuewiki`` -> ``zh-yue``; None for a database that is no language's
+    Wikipedia (``commonswiki``, a test wiki's ``demowiki``)."""
+    language = dbname.removesuffix("wiki").replace("_", "-")
+    return language if dbname.endswith("wiki") and LANGUAGE_CODE.fullmatch(language) else None
 
 
 def _local(tag: str) -> str:

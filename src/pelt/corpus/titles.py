@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-from pelt.corpus.site import ENGLISH, WS_RUN, SiteInfo, template_key
+from pelt.corpus.site import ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
 
 
 def normalize_title(title: str) -> str:
@@ -53,10 +53,6 @@ def is_disambiguation(wikitext: str, site: SiteInfo = ENGLISH) -> bool:
         if site.is_disambiguation_template(template_key(name)):
             return True
     return False
-
-
-# Interlanguage links ([[fr:Paris]]) are hidden; language codes are lower-case letters and hyphens.
-LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*|simple")
 
 
 def link_target_kind(target: str, site: SiteInfo = ENGLISH) -> tuple[str, str]:

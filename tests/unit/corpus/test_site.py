@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pelt.corpus.dump import dump_site, iter_dump_pages, read_dump_header
-from pelt.corpus.site import ENGLISH, SiteInfo
+from pelt.corpus.site import ENGLISH, SiteInfo, language_of_dbname
 from pelt.corpus.titles import is_disambiguation, redirect_target
 from pelt.corpus.wikipedia import _page_rows
 from pelt.corpus.wikitext import wikitext_to_plain
@@ -69,6 +69,13 @@ def test_language_from_dbname_then_default_and_the_config_wins() -> None:
     assert german_site(GERMAN_HEADER, "fr").language_from == "config"
     assert german_site(GERMAN_HEADER, "fr").link_trail == SiteInfo.for_language("fr").link_trail
     assert SiteInfo.from_siteinfo(None) == ENGLISH  # no header: English Wikipedia, as before
+    assert [language_of_dbname(db) for db in ("dewiki", "zh_yuewiki", "demowiki", "commonswiki", "dewiktionary")] == [
+        "de",
+        "zh-yue",
+        None,
+        None,
+        None,
+    ]
 
 
 def test_german_files_and_categories_do_not_reach_the_text() -> None:
