@@ -95,6 +95,11 @@ def corpus_file_ids(domain):
     return ids
 
 
+def corpus_language(wildcards):
+    """Params function: the domain's `language` (None: the dump's own, and English for S2ORC)."""
+    return CORPORA[wildcards.domain].get("language")
+
+
 def corpus_file(wildcards):
     """Input function of the corpus rules: the one file that the {file} wildcard names."""
     ids = corpus_file_ids(wildcards.domain)

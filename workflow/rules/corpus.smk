@@ -21,6 +21,7 @@ rule corpus_wikipedia:
     threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
+        language=corpus_language,
     script:
         "../scripts/corpus_wikipedia.py"
 
@@ -41,5 +42,6 @@ rule corpus_s2orc:
     threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
+        language=corpus_language,
     script:
         "../scripts/corpus_s2orc.py"

@@ -5,6 +5,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.corpus.s2orc import build_s2orc_corpus
+from pelt.corpus.site import DEFAULT_LANGUAGE
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 
@@ -18,4 +19,5 @@ write_counts(
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,
     source=snakemake.input[0],
+    details={"site": {"language": snakemake.params.language or DEFAULT_LANGUAGE}},
 )

@@ -4,10 +4,12 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
+from pelt.corpus.dump import dump_site
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 
+site = dump_site(snakemake.input.dump, snakemake.params.language)  # read once, recorded with the counts
 write_counts(
     snakemake.output.counts,
     build_wikipedia_corpus(
@@ -16,8 +18,10 @@ write_counts(
         snakemake.output.documents,
         snakemake.output.pages,
         page_props=list(snakemake.input.page_props),
+        sites={snakemake.input.dump: site},
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,
     source=snakemake.input.dump,
+    details={"site": site.describe()},
 )

@@ -18,6 +18,7 @@ from functools import partial
 from typing import BinaryIO
 
 from pelt.corpus.bz2_blocks import CHUNK, Gap, bz2_markers, iter_bz2_blocks
+from pelt.corpus.site import SiteInfo
 from pelt.logs import progress
 
 logger = logging.getLogger(__name__)
@@ -397,6 +398,58 @@ def iter_dump_pages(source: str | os.PathLike[str] | BinaryIO, stats: DumpStats 
         stats.bytes_unread += dump.size - dump.position
         if stats.bytes_unread:
             logger.error("%d of %d bytes of %s not read", stats.bytes_unread, dump.size, source)
+
+
+# Characters read, at most, for a dump's header: a siteinfo is a few kB, and a file without one shows a
+# <page> long before this.
+MAX_HEADER_CHARS = 4 << 20
+
+
+def read_dump_header(path: str | os.PathLike[str]) -> ET.Element | None:
+    """The ``<mediawiki>`` root of a dump file (its attributes, ``xml:lang`` among them) with its
+    ``<siteinfo>`` inside, read from the file's start up to the end of ``<siteinfo>``; None when the
+    file has no header (a fragment of bare pages) or it cannot be read (logged: the pages are read,
+    or fail, on their own).
+
+    Read once per file on the driver: the tasks that read byte ranges of the file never see its
+    start (:func:`pelt.corpus.site.SiteInfo.from_siteinfo` makes what they need of it).
+    """
+    parser = ET.XMLPullParser(events=("start", "end"))
+    root: ET.Element | None = None
+    read = 0
+    try:
+        with open(path, "rb") as fh:
+            for text in _decoded(_DumpFile(path, fh, DumpStats()).chunks(), DumpStats()):
+                if isinstance(text, Gap) or read > MAX_HEADER_CHARS:
+                    break
+                read += len(text)
+                parser.feed(text)
+                for event, elem in parser.read_events():
+                    if root is None:
+                        root = elem
+                        if _local(elem.tag) != "mediawiki":
+                            return None
+                    elif (event == "end" and _local(elem.tag) == "siteinfo") or _local(elem.tag) == "page":
+                        for child in [child for child in root if _local(child.tag) != "siteinfo"]:
+                            root.remove(child)  # pages parsed with the header's chunk are not kept
+                        return root
+    except (ET.ParseError, EOFError, OSError) as exc:
+        logger.warning("%s: no dump header read: %s: %s", path, type(exc).__name__, exc)
+    return root
+
+
+def dump_site(path: str | os.PathLike[str], language: str | None = None) -> SiteInfo:
+    """The site facts of a dump file, from its header; ``language`` (the config's) overrides the
+    language the dump says."""
+    site = SiteInfo.from_siteinfo(read_dump_header(path), language)
+    logger.info(
+        "%s: language %s (from the %s), %d namespaces",
+        path,
+        site.language,
+        site.language_from,
+        len(site.namespaces),
+    )
+    return site
 
 
 def _iter_streams(fh: BinaryIO, start: int, end: int, stats: DumpStats) -> Iterator[bytes]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-# A run of whitespace and underscores: one space in a title, a namespace prefix or a template's name.
-WS_RUN = re.compile(r"[\s_]+")
+from pelt.corpus.site import ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
 
 
 def normalize_title(title: str) -> str:
@@ -29,14 +28,10 @@ def normalize_title(title: str) -> str:
     return title[:1].upper() + title[1:]
 
 
-# No two adjacent quantifiers match the same character: "\s*:?\s*" made "#REDIRECT" and a run of
-# spaces quadratic (each split of the run between the two was tried).
-_REDIRECT = re.compile(r"\A\s*#\s*redirect\s*(?::\s*)?\[\[([^\[\]|]*)", re.IGNORECASE)
-
-
-def redirect_target(wikitext: str) -> str | None:
-    """Normalised target of a ``#REDIRECT [[X]]`` page, for dumps whose ``<redirect>`` tag is absent."""
-    match = _REDIRECT.match(wikitext)
+def redirect_target(wikitext: str, site: SiteInfo = ENGLISH) -> str | None:
+    """Normalised target of a ``#REDIRECT [[X]]`` page (in any of the site's redirect words:
+    ``#WEITERLEITUNG``), for dumps whose ``<redirect>`` tag is absent."""
+    match = site.redirect_pattern.match(wikitext)
     if match is None:
         return None
     return normalize_title(match.group(1)) or None
@@ -46,126 +41,33 @@ def redirect_target(wikitext: str) -> str | None:
 # newline. One quantifier: "\{\{\s*([^{}|\n]+?)\s*" split a run of spaces every way between its
 # three parts, cubic in the run ("{{" and 2,000 spaces: 11 s).
 _TEMPLATE_HEAD = re.compile(r"\{\{([^{}|]*)(?:\||\}\})")
-# Names of the disambiguation-page templates of English Wikipedia (and their redirects); any
-# template whose name ends in "disambiguation" (e.g. "Human name disambiguation", "Disambiguation
-# cleanup") is one too. "Disambiguation needed" is an inline clean-up tag, not one of them.
-_DAB_NAMES = frozenset(
-    {
-        "disambig",
-        "dab",
-        "disamb",
-        "dbig",
-        "hndis",
-        "geodis",
-        "numberdis",
-        "mathdab",
-        "schooldis",
-        "hospitaldis",
-        "roaddis",
-        "shipindex",
-        "set index",
-        "letter-numbercombdisambig",
-    }
-)
-_DAB_SUFFIX = re.compile(r"(?:^|\s)disambiguation(?:\s+cleanup)?$")
 
 
-def is_disambiguation(wikitext: str) -> bool:
-    """Whether the page carries a disambiguation template (``{{disambiguation}}``, ``{{dab}}``, ...)."""
+def is_disambiguation(wikitext: str, site: SiteInfo = ENGLISH) -> bool:
+    """Whether the page carries one of the site's disambiguation templates (``{{disambiguation}}``,
+    ``{{dab}}``; ``{{Begriffsklärung}}`` in German, ``{{曖昧さ回避}}`` in Japanese)."""
     for match in _TEMPLATE_HEAD.finditer(wikitext):
         name = match.group(1).strip()
         if "\n" in name:
             continue
-        name = WS_RUN.sub(" ", name).strip().lower()
-        if name in _DAB_NAMES or _DAB_SUFFIX.search(name):
+        if site.is_disambiguation_template(template_key(name)):
             return True
     return False
 
 
-# Links to these namespaces are not shown in the text (the page is filed, or the file embedded).
-_HIDDEN_NAMESPACES = frozenset({"category", "file", "image"})
-# Namespaces and interwiki prefixes of visible links that do not point at an article.
-_OTHER_PREFIXES = frozenset(
-    {
-        "media",
-        "talk",
-        "user",
-        "user talk",
-        "wikipedia",
-        "wp",
-        "project",
-        "wikipedia talk",
-        "file talk",
-        "image talk",
-        "mediawiki",
-        "template",
-        "template talk",
-        "help",
-        "help talk",
-        "category talk",
-        "portal",
-        "portal talk",
-        "book",
-        "draft",
-        "education program",
-        "timedtext",
-        "module",
-        "gadget",
-        "special",
-        "wikt",
-        "wiktionary",
-        "s",
-        "wikisource",
-        "q",
-        "wikiquote",
-        "n",
-        "wikinews",
-        "b",
-        "wikibooks",
-        "v",
-        "wikiversity",
-        "voy",
-        "wikivoyage",
-        "species",
-        "wikispecies",
-        "d",
-        "wikidata",
-        "c",
-        "commons",
-        "m",
-        "meta",
-        "metawiki",
-        "mw",
-        "mediawikiwiki",
-        "foundation",
-        "wmf",
-        "w",
-        "incubator",
-        "outreach",
-        "phab",
-        "doi",
-        "hdl",
-        "arxiv",
-        "rfc",
-        "google",
-        "imdbname",
-        "imdbtitle",
-    }
-)
-# Interlanguage links ([[fr:Paris]]) are hidden; language codes are lower-case letters and hyphens.
-LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*|simple")
+def link_target_kind(target: str, site: SiteInfo = ENGLISH) -> tuple[str, str]:
+    """Classify a link target: ("hidden"|"other"|"article", the target without a leading colon).
 
-
-def link_target_kind(target: str) -> tuple[str, str]:
-    """Classify a link target: ("hidden"|"other"|"article", the target without a leading colon)."""
+    Files and categories (in the site's names, its aliases or the canonical English ones) are
+    hidden, other namespaces and interwiki prefixes shown without an anchor."""
     forced = target.startswith(":")
     target = target[1:] if forced else target
     if ":" in target:
         prefix = WS_RUN.sub(" ", target.split(":", 1)[0]).strip()
         lower = prefix.lower()
-        if lower in _HIDDEN_NAMESPACES:
+        if lower in site.hidden_prefixes:
             return ("other" if forced else "hidden"), target
-        if lower in _OTHER_PREFIXES:
+        if lower in site.other_prefixes:
             return "other", target
         if LANGUAGE_CODE.fullmatch(prefix):
             return ("other" if forced else "hidden"), target

@@ -30,7 +30,7 @@ import re
 import signal
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from typing import NamedTuple
@@ -52,6 +52,7 @@ from pelt.corpus.documents import (
 from pelt.corpus.dump import (
     DumpPage,
     DumpStats,
+    dump_site,
     is_bz2,
     is_multistream,
     iter_bz2_range_pages,
@@ -60,6 +61,7 @@ from pelt.corpus.dump import (
     multistream_index_path,
     multistream_ranges,
 )
+from pelt.corpus.site import ENGLISH, SiteInfo
 from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikitext import wikitext_to_plain
 
@@ -193,9 +195,10 @@ def _amount_row(reason: str, amount: int, detail: str, path: str) -> tuple:
     return (*_skip_row(reason, detail), path, None, amount)
 
 
-def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECONDS) -> tuple:
-    """The output row of one dump page: a redirect, an article, or a skip row. Everything that reads
-    the page's wikitext runs within ``seconds``."""
+def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECONDS, site: SiteInfo = ENGLISH) -> tuple:
+    """The output row of one dump page: a redirect, an article, or a skip row, its wikitext read as
+    ``site``'s (namespaces, redirect words, disambiguation templates, link trail). Everything that
+    reads the page's wikitext runs within ``seconds``."""
     title = normalize_title(page.title)
     ids = {"page": page.page_id, "revision": page.revision_id}
     too_large = [f"{what} id {value}" for what, value in ids.items() if value is not None and not fits_long(value)]
@@ -205,7 +208,7 @@ def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECON
         return _skip_row("other_namespace", f"ns={page.ns}", page.page_id, title)
     try:
         with time_limit(seconds):
-            return _read_page(page, title)
+            return _read_page(page, title, site)
     except PageTimeout as exc:
         logger.warning("page %d %r: wikitext reading stopped: %s", page.page_id, title, exc)
         return _skip_row("wikitext_timeout", str(exc), page.page_id, title)
@@ -214,29 +217,31 @@ def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECON
         return _skip_row("wikitext_error", repr(exc), page.page_id, title)
 
 
-def _read_page(page: DumpPage, title: str) -> tuple:
+def _read_page(page: DumpPage, title: str, site: SiteInfo) -> tuple:
     if page.redirect_to is not None:  # the dump's <redirect> tag; older dumps have only the #REDIRECT line
         target: str | None = normalize_title(page.redirect_to)
         if not target:
             return _skip_row("bad_redirect", f"redirect to {page.redirect_to!r}", page.page_id, title)
     else:
-        target = redirect_target(page.text)
+        target = redirect_target(page.text, site)
     if target is not None:
         return (page.page_id, title, True, target, False, None, None, None, None)
     if page.text_deleted:
         return _skip_row("text_deleted", "the revision's text is deleted", page.page_id, title)
     if not page.text.strip():
         return _skip_row("no_text", f"{len(page.text)} characters of wikitext, all blank", page.page_id, title)
-    text, links = wikitext_to_plain(page.text)
+    text, links = wikitext_to_plain(page.text, site)
     if not text.strip():
         detail = f"{len(page.text)} characters of wikitext: {page.text[:80]!r}"
         return _skip_row("no_visible_text", detail, page.page_id, title)
     links_out = [(link.start, link.end, link.target) for link in links]
-    return (page.page_id, title, False, None, is_disambiguation(page.text), text, links_out, None, None)
+    return (page.page_id, title, False, None, is_disambiguation(page.text, site), text, links_out, None, None)
 
 
-def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
-    """Rows of one work item, then one row per malformed page or read error it met."""
+def _page_rows(item: WorkItem, namespace: int, sites: Mapping[str, SiteInfo] | None = None) -> Iterator[tuple]:
+    """Rows of one work item, then one row per malformed page or read error it met. ``sites`` holds
+    each file's site facts, read on the driver (a range of a file never sees the file's header);
+    a file it lacks is read as English Wikipedia."""
     path, start, end, reader = WorkItem(*item)
     stats = DumpStats()
     if start is None or end is None:
@@ -245,9 +250,10 @@ def _page_rows(item: WorkItem, namespace: int) -> Iterator[tuple]:
         pages = iter_bz2_range_pages(path, start, end, stats)
     else:
         pages = iter_multistream_pages(path, start, end, stats)
+    site = (sites or {}).get(path, ENGLISH)
     for page in pages:
         revision_id = page.revision_id if page.revision_id is None or fits_long(page.revision_id) else None
-        yield (*_page_row(page, namespace), path, revision_id, 1)
+        yield (*_page_row(page, namespace, site=site), path, revision_id, 1)
     where = path if start is None else f"{path}[{start}:{end}]"
     for message in stats.bad_pages:
         yield _amount_row("bad_page", 1, f"{where}: {message}", path)
@@ -348,6 +354,8 @@ def build_wikipedia_corpus(
     namespace: int = 0,
     page_props: list[str] | None = None,
     split_bytes: int = DEFAULT_SPLIT_BYTES,
+    sites: Mapping[str, SiteInfo] | None = None,
+    language: str | None = None,
 ) -> dict[str, int]:
     """Parse ``pages-articles`` dumps into ``documents/`` (articles) and ``pages/`` (articles + redirects).
 
@@ -361,12 +369,18 @@ def build_wikipedia_corpus(
     ``files_without_documents`` (dump files that gave no article: logged, not an error) and
     ``files_multistream_without_index`` (multistream dumps whose index is missing: a logged warning;
     they are split by bz2 blocks like single-stream dumps).
+
+    Each file is read as the wiki its header describes (:func:`pelt.corpus.dump.dump_site`; the
+    config's ``language`` overrides the dump's), unless ``sites`` gives its site already (the
+    workflow's job reads it once, to record it beside the counts).
     """
     files = expand_paths(paths)
+    sites = {path: (sites or {}).get(path) or dump_site(path, language) for path in files}
     unindexed = multistream_without_index(files)
     items = wikipedia_work_items(files, split_bytes)
     logger.info("wikipedia corpus: %d files, %d tasks", len(files), len(items))
-    rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(partial(_page_rows, namespace=namespace))
+    rows_of = partial(_page_rows, namespace=namespace, sites=sites)
+    rdd = spark.sparkContext.parallelize(items, len(items)).flatMap(rows_of)
     rdd = rdd.zipWithUniqueId().map(lambda pair: (*pair[0], pair[1]))  # one partition per work item: a fixed id
     read = spark.createDataFrame(rdd, _PAGE_ROWS, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     try:

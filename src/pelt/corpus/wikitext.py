@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pelt.corpus.site import ENGLISH, SiteInfo
 from pelt.corpus.templates import Cut, cut_tables, cut_templates, outermost
 from pelt.corpus.titles import link_target_kind, normalize_title
 
@@ -275,7 +276,6 @@ def _external_links(text: str) -> str:
 # Pass 4: wiki links -------------------------------------------------------------------------
 
 _LINK_BRACKETS = re.compile(r"\[\[(?!\[)|\]\]")  # in "[[[x]]]" the first "[" is literal
-_LINK_TRAIL = re.compile(r"[a-z]+")  # English Wikipedia's $linkTrail
 _NESTED_LINK = re.compile(r"\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]")
 
 
@@ -345,8 +345,10 @@ def _link_cuts(text: str) -> list[Cut]:
     return outermost(cuts)
 
 
-def _convert_links(text: str, out: _Builder) -> None:
-    """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded."""
+def _convert_links(text: str, out: _Builder, site: SiteInfo) -> None:
+    """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded, with the
+    letters of the site's link trail after the link (none in Japanese)."""
+    trails = site.link_trail_pattern
     pos = 0  # end of what has been emitted
     for start, end, kind in _link_cuts(text):
         if start < pos:  # brackets right after a link trail cannot be: the trail is letters only
@@ -356,14 +358,14 @@ def _convert_links(text: str, out: _Builder) -> None:
         if kind is None:
             continue
         target, bar, label = text[start + 2 : end - 2].partition("|")
-        link_kind, bare = link_target_kind(target.strip())
+        link_kind, bare = link_target_kind(target.strip(), site)
         if link_kind == "hidden":
             continue
         visible = _NESTED_LINK.sub(r"\1", label) if bar else bare
         if link_kind == "other":
             out.text(visible)
             continue
-        trail = _LINK_TRAIL.match(text, pos)
+        trail = trails.match(text, pos) if trails is not None else None
         if trail is not None:
             visible += trail.group()
             pos = trail.end()
@@ -435,12 +437,14 @@ def _heading(match: re.Match[str]) -> str:
     return match.group(2).strip(" \t")
 
 
-def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
+def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, list[Link]]:
     """Plain text of an article and its anchors; ``text[l.start:l.end]`` is each anchor's visible text.
 
     Templates (except INLINE_TEMPLATES), tables, refs, files, categories, interlanguage links,
     comments and HTML tags are removed; headings keep their words; paragraphs are separated by
     one newline. Spans cover the label, or the target plus link trail (``[[bus]]es`` -> ``buses``).
+    ``site`` says which prefixes name files and categories (``Datei:``, ``Kategorie:``) and what a
+    link trail takes (``[[Straße]]n``); English Wikipedia unless given.
     """
     text = _COMMENT.sub("", wikitext)
     text = _sub_paired(text, _NOWIKI_OPEN, _NOWIKI_CLOSE, _protect_nowiki)
@@ -458,6 +462,6 @@ def wikitext_to_plain(wikitext: str) -> tuple[str, list[Link]]:
         text = _IDLE_BREAK.sub("", text)
     text = _apostrophes(text)
     builder = _Builder()
-    _convert_links(text, builder)
+    _convert_links(text, builder, site)
     plain, links = _collapse("".join(builder.pieces), builder.links)
     return (plain.translate(_UNPROTECT) if _PROTECTED.search(plain) else plain), links

@@ -23,6 +23,7 @@ from pelt.corpus.documents import (
     read_wikipedia_documents,
 )
 from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
+from pelt.corpus.site import SiteInfo
 from pelt.corpus.titles import normalize_title
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
 from pelt.corpus.wikitext import wikitext_to_plain
@@ -193,7 +194,7 @@ def test_known_anchors_of_the_first_article(real_run) -> None:
 
 
 def test_wikitext_error_is_a_counted_skip(monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(text: str):
+    def boom(text: str, site: SiteInfo):
         raise RecursionError("too deep")
 
     monkeypatch.setattr(corpus, "wikitext_to_plain", boom)
@@ -208,9 +209,9 @@ def test_a_page_over_its_time_budget_is_a_counted_skip(monkeypatch: pytest.Monke
     # every function that reads the page's wikitext runs inside the budget; the row says why
     real = getattr(corpus, slow)
 
-    def stall(text: str):
+    def stall(text: str, site: SiteInfo):
         time.sleep(1)
-        return real(text)
+        return real(text, site)
 
     monkeypatch.setattr(corpus, slow, stall)
     started = time.monotonic()
