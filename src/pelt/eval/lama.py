@@ -140,19 +140,21 @@ def _p_at_1(correct: int, total: int) -> float | None:
 
 @torch.inference_mode()
 def _predict(
-    model,
-    tokenizer,
-    facts: Sequence[Fact],
-    templates: Mapping[str, str],
-    entity_ids: Sequence[str | None],
+    probe: _Probe,
     table: EntityTable | None,
     candidate_ids: torch.Tensor,
     norm: float | None,
     batch_size: int,
     max_length: int,
-    missing: str,
 ) -> tuple[list[int | None], list[bool]]:
     """Argmax candidate id per fact (None when truncation removed the mask) and whether an entity was injected."""
+    model, tokenizer, facts, templates, entity_ids = (
+        probe.model,
+        probe.tokenizer,
+        probe.facts,
+        probe.templates,
+        probe.entity_ids,
+    )
     predictions: list[int | None] = []
     injected: list[bool] = []
     for lo in progress(range(0, len(facts), batch_size), "LAMA", unit="batches"):
@@ -161,7 +163,9 @@ def _predict(
             text, start, end = fill_template(templates[fact.relation], fact.subject, tokenizer.mask_token)
             texts.append(text)
             mentions.append([(start, end, entity_id)] if table is not None and entity_id else [])
-        batch = inject(model, tokenizer, texts, mentions, table, norm=norm, max_length=max_length, missing=missing)
+        batch = inject(
+            model, tokenizer, texts, mentions, table, norm=norm, max_length=max_length, missing=probe.missing
+        )
         logits = forward_mlm(model, batch.inputs_embeds, batch.attention_mask, batch.input_ids)
         is_mask = batch.input_ids == tokenizer.mask_token_id
         if (is_mask.sum(dim=1) > 1).any():
@@ -273,17 +277,7 @@ def _score(
     table = probe.table
     candidate_ids = torch.tensor(sorted(set(probe.candidates.values())), device=probe.model.device)
     predicted, injected = _predict(
-        probe.model,
-        probe.tokenizer,
-        probe.facts,
-        probe.templates,
-        probe.entity_ids,
-        table if variant != "baseline" else None,
-        candidate_ids,
-        norm,
-        batch_size,
-        max_length,
-        probe.missing,
+        probe, table if variant != "baseline" else None, candidate_ids, norm, batch_size, max_length
     )
     records = _records(probe, predicted, injected)
     if predictions_out is not None:
