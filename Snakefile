@@ -2,9 +2,18 @@
 # Default target: every model's table and the LAMA summary with and without it.
 
 
+include: "workflow/rules/library.smk"
+
+
 # The demo's config only when none is given: a --configfile (config/paper.yaml) runs its own keys
 # and inherits none of the demo's (page_props, shards...); --config alone still edits the demo.
+# Checked first, for a syntax error's file, line and column (Snakemake parses a --configfile
+# itself, before this file, and names neither).
 if not workflow.overwrite_configfiles:
+    from pelt.config import yaml_problem
+
+    if problem := yaml_problem("config/config.yaml"):
+        raise WorkflowError(problem)
 
     configfile: "config/config.yaml"
 

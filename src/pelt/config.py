@@ -18,6 +18,24 @@ from collections.abc import Mapping, Sequence
 _LONGEST = 200  # characters of a problem's description
 
 
+def yaml_problem(path: str | os.PathLike[str]) -> str | None:
+    """The first syntax error of a YAML file, as ``file:line:column: what``; None when it parses.
+
+    Snakemake's own message for a config file that does not parse names neither the file nor the
+    place ("Config file is not valid JSON or YAML"); a user editing config/config.yaml needs both.
+    """
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            yaml.safe_load(fh)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"{os.fspath(path)}:{mark.line + 1}:{mark.column + 1}" if mark else os.fspath(path)
+        return f"{where}: invalid YAML: {err.problem or err.context}"
+    return None
+
+
 def config_problems(config: Mapping, schema_path: str | os.PathLike[str]) -> list[str]:
     """One line per problem of ``config`` against the schema, in the order of the keys."""
     import yaml  # the workflow's extras; the rest of this module is pure Python

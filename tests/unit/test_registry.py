@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 
 from pelt import registry
-from pelt.config import check_model_names, confined, model_ids
+from pelt.config import check_model_names, confined, model_ids, yaml_problem
 from pelt.eval import settings
 
 FEWREL2 = {
@@ -242,3 +242,11 @@ def test_a_model_name_nothing_could_load_is_refused_before_the_first_job(name):
 def test_hub_names_and_existing_paths_are_models(tmp_path):
     names = ["demo", "roberta-base", "facebook/bart-base", "no-such-org/no-such-model", str(tmp_path)]
     check_model_names([{"name": name} for name in names])  # hub names are not looked up: no network
+
+
+def test_yaml_problem_names_file_line_and_column(tmp_path):
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("a: 1\nb: [2, 3]\n")
+    bad.write_text("a: 1\nb:\n  - x\n c: y\n")  # one space short: c belongs nowhere
+    assert yaml_problem(good) is None
+    assert yaml_problem(bad) == f"{bad}:4:2: invalid YAML: expected <block end>, but found '<block mapping start>'"

@@ -126,6 +126,19 @@ def test_bad_config_names_the_key(tmp_path, section, values, named):
     assert len(out.splitlines()) < 15, out  # the key and the problem, not the schema and the config
 
 
+def test_a_config_file_that_does_not_parse_is_named_with_its_line(tmp_path):
+    """A syntax error in config/config.yaml: the file, line and column in one line, no traceback."""
+    write_config(tmp_path)
+    config = tmp_path / "config" / "config.yaml"
+    config.write_text(config.read_text() + "sampling:\n  seed: [42\n")
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    line = len(config.read_text().splitlines())  # the list is still open at the end of the file
+    assert re.search(rf"config/config\.yaml:{line + 1}:1: invalid YAML: expected ',' or '\]'", out), out
+    assert "Traceback" not in out and len(out.splitlines()) < 8, out
+
+
 @pytest.mark.parametrize(
     ("tasks", "named"),
     [

@@ -4,18 +4,6 @@ import sys
 
 from snakemake.utils import min_version, validate
 
-# The one place pelt is found: this checkout's src/. On sys.path for the imports below (the task
-# registry, pure Python); in PYTHONPATH, ahead of any installed pelt, for the jobs Snakemake starts,
-# so that they run the library the rules were parsed with (Spark's Python workers get the driver's
-# pelt shipped: pelt.spark). A --use-conda job has PYTHONPATH removed by Snakemake, but its script's
-# preamble extends sys.path with this process's, src/ included (such an environment has no pelt of
-# its own). A cluster job parses this file again on its node.
-PELT_SRC = os.path.join(workflow.basedir, "src")
-sys.path.insert(0, PELT_SRC)
-INHERITED_PYTHONPATH = filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))
-os.environ.update(  # set, not required (no envvars: directive); once if parsed again
-    PYTHONPATH=os.pathsep.join(dict.fromkeys([PELT_SRC, *INHERITED_PYTHONPATH]))
-)
 from pelt import registry
 from pelt.config import check_model_names, config_problems, confined, model_ids
 
