@@ -157,20 +157,21 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
     actions = table.add_subparsers(dest="action", required=True)
+    on_table = argparse.ArgumentParser(add_help=False)  # the first argument of every action but merge
+    on_table.add_argument("path", help=TABLE_HELP)
 
-    info = actions.add_parser("info", help="size, hidden size and metadata of a table")
-    info.add_argument("path", help=TABLE_HELP)
+    info = actions.add_parser("info", parents=[on_table], help="size, hidden size and metadata of a table")
     info.set_defaults(run=_info)
 
-    lookup = actions.add_parser("lookup", help="print E(e) = L * sum / ||sum|| of entities")
-    lookup.add_argument("path", help=TABLE_HELP)
+    lookup = actions.add_parser("lookup", parents=[on_table], help="print E(e) = L * sum / ||sum|| of entities")
     lookup.add_argument("entities", nargs="+", metavar="ENTITY")
     lookup.add_argument("--norm", type=float, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
 
-    ids = actions.add_parser("ids", help="list every entity's ids, or find the entity of titles, QIDs or aliases")
-    ids.add_argument("path", help=TABLE_HELP)
+    ids = actions.add_parser(
+        "ids", parents=[on_table], help="list every entity's ids, or find the entity of titles, QIDs or aliases"
+    )
     ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
     ids.add_argument("--by", help="what a name may be, in order (default: id,qid,alias, those the table has)")
     ids.add_argument("--ignore-case", action="store_true", help="compare case-folded")
@@ -188,21 +189,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.set_defaults(run=_merge)
 
-    similar = actions.add_parser("similar", help="the entities nearest one, by cosine similarity")
-    similar.add_argument("path", help=TABLE_HELP)
+    similar = actions.add_parser("similar", parents=[on_table], help="the entities nearest one, by cosine similarity")
     similar.add_argument("entity", metavar="ENTITY")
     similar.add_argument("-k", type=int, default=10, help="how many (default: 10)")
     similar.set_defaults(run=_similar)
 
     export = actions.add_parser(
         "export",
+        parents=[on_table],
         help="write the vectors for other tools",
         description="Write every entity's vector: E = L * sum / ||sum|| as `lookup` gives it, at the table's "
         "default L unless --norm, or the stored sums with --raw. word2vec: a text file, header `n dim`, then "
         "`id v1 ... vd` a line (spaces in ids become _); npy and safetensors: OUT and the ids, one a line, in "
         "OUT with the suffix .ids.txt.",
     )
-    export.add_argument("path", help=TABLE_HELP)
     export.add_argument("out", metavar="OUT", help="the file to write")
     export.add_argument("--format", choices=FORMATS, required=True)
     export.add_argument("--norm", type=float, help="L (default: the table's)")
@@ -211,12 +211,12 @@ def _parser() -> argparse.ArgumentParser:
 
     push = actions.add_parser(
         "push",
+        parents=[on_table],
         help="publish as a Hugging Face Hub dataset repository, with a dataset card",
         description="Upload table.parquet and a generated README.md (model, weights digest, corpus, language, "
         "licence, counts, how to load it) to the Hub dataset TARGET, or write them to the folder TARGET with "
         "--local. --corpus, --language and --license default to the table's metadata, where recorded.",
     )
-    push.add_argument("path", help=TABLE_HELP)
     push.add_argument("target", metavar="TARGET", help="a Hub dataset repo id (user/name), or a folder with --local")
     push.add_argument("--local", action="store_true", help="write the repository's files to the folder TARGET")
     push.add_argument("--corpus", help="what the sentences came from, e.g. 'English Wikipedia, 2024-06-01 dump'")
