@@ -314,17 +314,24 @@ def _without_duplicate_titles(rows: DataFrame) -> DataFrame:
     return marked.select(*(replaced.get(c, F.col(c)).alias(c) for c in rows.columns))
 
 
-_PAGE_PROPS_QID = re.compile(r"\((\d+),'wikibase_item','(Q\d+)'[,)]")
+# The page_props rows pelt reads: a page's Wikidata item, and the disambiguation flag that MediaWiki's
+# Disambiguator extension sets (`__DISAMBIG__`, in every language's disambiguation templates).
+_PAGE_PROPS_ROW = re.compile(r"\((\d+),'(wikibase_item|disambiguation)','(Q\d+|)'[,)]")
 
 
-def parse_page_props(line: str) -> list[tuple[int | None, str]]:
-    """``(page_id, qid)`` pairs of the ``wikibase_item`` rows in one line of a ``page_props.sql`` dump; a
-    page id over 64 bits is None (no page has it: counted as ``skipped_page_props_id_overflow``)."""
-    return [(int(page_id) if fits_long(int(page_id)) else None, qid) for page_id, qid in _PAGE_PROPS_QID.findall(line)]
+def parse_page_props(line: str) -> list[tuple[int | None, str, str]]:
+    """``(page_id, prop, value)`` of the ``wikibase_item`` (value: the QID) and ``disambiguation``
+    (value: empty) rows in one line of a ``page_props.sql`` dump; a page id over 64 bits is None (no
+    page has it: counted as ``skipped_page_props_id_overflow``)."""
+    return [
+        (int(page_id) if fits_long(int(page_id)) else None, prop, value)
+        for page_id, prop, value in _PAGE_PROPS_ROW.findall(line)
+        if value or prop == "disambiguation"
+    ]
 
 
-def _page_props_pairs(path: str) -> Iterator[tuple[int | None, str]]:
-    """The pairs of one ``page_props.sql[.gz]`` file, read by Python's own ``open``: Spark's file reader
+def _page_props_rows(path: str) -> Iterator[tuple[int | None, str, str]]:
+    """The rows of one ``page_props.sql[.gz]`` file, read by Python's own ``open``: Spark's file reader
     takes ``[``, ``{`` and ``:`` in a path for a glob or a URI, and the dumps are gzip, one task a file
     either way."""
     with open(path, "rb") as probe:
@@ -338,11 +345,35 @@ def _page_props_pairs(path: str) -> Iterator[tuple[int | None, str]]:
             yield from parse_page_props(line)
 
 
-def _page_qids(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """Each page_props pair, a page id too large for the column null (counted by the caller)."""
-    schema = T.StructType([T.StructField("page_id", T.LongType()), T.StructField("qid", T.StringType(), False)])
-    pairs = spark.sparkContext.parallelize(paths, len(paths)).flatMap(_page_props_pairs)
-    return spark.createDataFrame(pairs, schema)
+def _page_props(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """Each page_props row, a page id too large for the column null (counted by the caller)."""
+    schema = T.StructType(
+        [
+            T.StructField("page_id", T.LongType()),
+            T.StructField("prop", T.StringType(), False),
+            T.StructField("value", T.StringType(), False),
+        ]
+    )
+    rows = spark.sparkContext.parallelize(paths, len(paths)).flatMap(_page_props_rows)
+    return spark.createDataFrame(rows, schema)
+
+
+def _with_page_props(pages: DataFrame, props: DataFrame, counts: dict[str, int]) -> DataFrame:
+    """Each page's QID, and its disambiguation flag from page_props or-ed with the templates' (a
+    page_props row is MediaWiki's own verdict; a dump without page_props keeps the templates').
+    Counts the pages that page_props alone flags as ``disambiguation_from_page_props``."""
+    known = props.where(F.col("page_id").isNotNull())
+    qids = (
+        known.where(F.col("prop") == "wikibase_item")
+        .select("page_id", F.col("value").alias("qid"))
+        .dropDuplicates(["page_id"])
+    )
+    flagged = known.where(F.col("prop") == "disambiguation").select("page_id", F.lit(True).alias("flagged")).distinct()
+    joined = pages.join(qids, "page_id", "left").join(flagged, "page_id", "left")
+    by_props = F.coalesce(F.col("flagged"), F.lit(False))
+    counts["disambiguation_from_page_props"] = joined.where(by_props & ~F.col("is_disambiguation")).count()
+    counts["disambiguation"] += counts["disambiguation_from_page_props"]
+    return joined.withColumn("is_disambiguation", F.col("is_disambiguation") | by_props)
 
 
 def build_wikipedia_corpus(
@@ -360,7 +391,8 @@ def build_wikipedia_corpus(
     """Parse ``pages-articles`` dumps into ``documents/`` (articles) and ``pages/`` (articles + redirects).
 
     ``paths`` are dump files or globs; ``page_props`` optional ``page_props.sql[.gz]`` dumps that
-    give each page's Wikidata QID. Returns (and logs) counts: ``pages`` (rows of pages/),
+    give each page's Wikidata QID and flag disambiguation pages (beside the site's templates).
+    Returns (and logs) counts: ``pages`` (rows of pages/),
     ``articles``, ``redirects``, ``disambiguation``, ``pages_read`` (every <page> of the dump the
     reader met: the pages and the skipped ones), ``skipped_<reason>`` for each of
     WIKIPEDIA_SKIP_REASONS (pages, read errors, and bytes for ``unread_bytes`` and
@@ -410,10 +442,9 @@ def build_wikipedia_corpus(
         documents.write.mode("overwrite").parquet(documents_out)
         pages = good.select("page_id", "title", "is_redirect", "redirect_to", "is_disambiguation", "revision_id")
         if page_props:
-            qids = _page_qids(spark, expand_paths(page_props)).persist(StorageLevel.MEMORY_AND_DISK)
-            counts["skipped_page_props_id_overflow"] = qids.where(F.col("page_id").isNull()).count()
-            known = qids.where(F.col("page_id").isNotNull()).dropDuplicates(["page_id"])
-            pages = pages.join(known, "page_id", "left")
+            props = _page_props(spark, expand_paths(page_props)).persist(StorageLevel.MEMORY_AND_DISK)
+            counts["skipped_page_props_id_overflow"] = props.where(F.col("page_id").isNull()).count()
+            pages = _with_page_props(pages, props, counts)
         else:
             pages = pages.withColumn("qid", F.lit(None).cast("string"))
         pages.select(*PAGES_SCHEMA.fieldNames()).write.mode("overwrite").parquet(pages_out)
@@ -423,5 +454,5 @@ def build_wikipedia_corpus(
     finally:
         read.unpersist()
         if page_props:
-            qids.unpersist()
+            props.unpersist()
     return counts

@@ -224,10 +224,14 @@ def test_a_page_over_its_time_budget_is_a_counted_skip(monkeypatch: pytest.Monke
 def test_parse_page_props() -> None:
     line = (
         "INSERT INTO `page_props` VALUES (12,'wikibase_item','Q6199',NULL),(12,'page_image_free','A.jpg',NULL),"
-        "(25,'wikibase_item','Q38404',NULL),(39,'defaultsort','Albedo',NULL);"
+        "(25,'wikibase_item','Q38404',NULL),(39,'defaultsort','Albedo',NULL),(40,'disambiguation','',NULL);"
     )
-    assert parse_page_props(line) == [(12, "Q6199"), (25, "Q38404")]
-    assert parse_page_props("INSERT INTO `page_props` VALUES (7,'wikibase_item','Q1')") == [(7, "Q1")]
+    assert parse_page_props(line) == [
+        (12, "wikibase_item", "Q6199"),
+        (25, "wikibase_item", "Q38404"),
+        (40, "disambiguation", ""),
+    ]
+    assert parse_page_props("INSERT INTO `page_props` VALUES (7,'wikibase_item','Q1')") == [(7, "wikibase_item", "Q1")]
 
 
 def test_expand_paths(tmp_path: Path) -> None:
@@ -250,7 +254,7 @@ def test_an_id_over_64_bits_is_a_counted_skip_not_a_null() -> None:
     assert revision[-2] == "page_id_overflow" and f"revision id {huge}" in revision[-1]
     assert corpus._page_row(DumpPage(2**63 - 1, 0, "Largest", None, "text"), namespace=0)[-2] is None
     line = f"INSERT INTO `page_props` VALUES ({huge},'wikibase_item','Q1',NULL),(7,'wikibase_item','Q7',NULL);"
-    assert parse_page_props(line) == [(None, "Q1"), (7, "Q7")]
+    assert parse_page_props(line) == [(None, "wikibase_item", "Q1"), (7, "wikibase_item", "Q7")]
 
 
 def test_odd_file_names_and_oversized_ids_end_to_end(spark, sample_articles, tmp_path) -> None:
@@ -327,7 +331,8 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     props.write_bytes(
         gzip.compress(
             b"INSERT INTO `page_props` VALUES (12,'wikibase_item','Q6199',NULL),"
-            b"(25,'wikibase_item','Q38404',NULL),(25,'page_image','x.jpg',NULL);\n"
+            b"(25,'wikibase_item','Q38404',NULL),(25,'page_image','x.jpg',NULL),"
+            b"(900000,'disambiguation','',NULL);\n"  # MediaWiki's flag on a page without a template
         )
     )
 
@@ -360,6 +365,10 @@ def test_multistream_broken_dump_and_page_props(spark, sample_path: Path, tmp_pa
     assert pages.loc[12].qid == "Q6199" and pages.loc[25].qid == "Q38404"
     assert pages.drop(index=[12, 25]).qid.isna().all()
     assert pages.index.is_unique
+    # page_props flags a disambiguation page its text does not (the templates' flags stay)
+    assert pages.loc[900000].is_disambiguation and not pages.loc[900001].is_disambiguation
+    templates = sum(corpus.is_disambiguation(p.text) for p in expected_pages if p.redirect_to is None)
+    assert counts["disambiguation_from_page_props"] == 1 and counts["disambiguation"] == templates + 1
 
 
 @pytest.fixture(scope="module")
