@@ -18,6 +18,26 @@ from collections.abc import Mapping, Sequence
 _LONGEST = 200  # characters of a problem's description
 
 
+def canonical(value: object) -> object:
+    """``value`` with every mapping's keys sorted, at any depth: a rule's params as Snakemake compares
+    them (by ``repr``), so that a config whose keys only moved reruns nothing."""
+    if isinstance(value, Mapping):
+        return {key: canonical(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return type(value)(canonical(item) for item in value)
+    return value
+
+
+class SpeedOnly(dict):
+    """Settings that change how fast a job runs, never what it writes (Spark's memory and JVM
+    options, partitions, host workers): a job's params like any other, but one that Snakemake's
+    rerun check, which compares params by ``repr``, sees as unchanged whatever they hold. Lives
+    here, not in the rules, so that a job's script can unpickle it."""
+
+    def __repr__(self) -> str:
+        return "SpeedOnly(...)"
+
+
 def yaml_problem(path: str | os.PathLike[str]) -> str | None:
     """The first syntax error of a YAML file, as ``file:line:column: what``; None when it parses.
 

@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 
 from pelt import registry
-from pelt.config import check_model_names, confined, model_ids, yaml_problem
+from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
 from pelt.eval import settings
 
 FEWREL2 = {
@@ -250,3 +250,14 @@ def test_yaml_problem_names_file_line_and_column(tmp_path):
     bad.write_text("a: 1\nb:\n  - x\n c: y\n")  # one space short: c belongs nowhere
     assert yaml_problem(good) is None
     assert yaml_problem(bad) == f"{bad}:4:2: invalid YAML: expected <block end>, but found '<block mapping start>'"
+
+
+def test_params_compare_alike_whatever_the_key_order_and_speed_settings():
+    """Snakemake compares a rule's params by repr: canonical sorts keys at every depth, and a
+    SpeedOnly mapping's repr never changes, while it still hands the job its values."""
+    a = {"b": {"y": 1, "x": [{"q": 1, "p": 2}]}, "a": 2}
+    b = {"a": 2, "b": {"x": [{"p": 2, "q": 1}], "y": 1}}
+    assert repr(a) != repr(b) and repr(canonical(a)) == repr(canonical(b)) and canonical(a) == a
+    assert repr(canonical({"a": 1})) != repr(canonical({"a": 2}))
+    fast, slow = SpeedOnly(java_options="-Xss4m"), SpeedOnly(java_options="-Xss8m", driver_memory="3g")
+    assert repr(fast) == repr(slow) and dict(slow) == {"java_options": "-Xss8m", "driver_memory": "3g"}

@@ -356,6 +356,32 @@ def test_a_changed_setting_reruns_only_what_depends_on_it(finished, tmp_path, ch
     assert rerun_before_evaluation(finished, change, tmp_path)[0] == reruns
 
 
+def _reversed(value):
+    """Every mapping of a config with its keys in the opposite order (lists kept as they are)."""
+    if isinstance(value, dict):
+        return {key: _reversed(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reversed(item) for item in value]
+    return value
+
+
+def test_moved_keys_and_speed_settings_rerun_nothing(finished, tmp_path):
+    """A config whose keys only moved, or whose changes only make jobs faster or slower (Spark's JVM
+    options, memory, splits; encoding's host workers), reruns nothing: Snakemake compares params by
+    repr, so the rules pass their settings with sorted keys and the speed-only ones apart
+    (pelt.config.canonical, SpeedOnly)."""
+    work = copy_of(finished, tmp_path / "work")
+    config_path = work / "config" / "config.yaml"
+    config = _reversed(yaml.safe_load(config_path.read_text()))
+    config["spark"].update(java_options="-XX:+UseSerialGC", driver_memory="3g", split_bytes=1 << 20)
+    config["encoding"]["host_workers"] = 1
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    assert planned(work) == Counter()
+    config["encoding"]["max_seq_len"] = 32  # a setting that changes the table still reruns its jobs
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    assert planned(work)["encode_shard"] == 4
+
+
 def test_a_new_corpus_file_is_the_only_one_parsed(finished, tmp_path):
     """The corpus stage runs one job per file: a second dump adds one corpus job, for that file
     alone, and reruns what reads the union of the files (the linking and after; not the demo model,

@@ -5,7 +5,14 @@ import sys
 from snakemake.utils import min_version, validate
 
 from pelt import registry
-from pelt.config import check_model_names, config_problems, confined, model_ids
+from pelt.config import (
+    SpeedOnly,
+    canonical,
+    check_model_names,
+    config_problems,
+    confined,
+    model_ids,
+)
 
 min_version("9.0")
 
@@ -143,16 +150,21 @@ def norm_from_sweep(model):
 
 
 def spark_params():
-    return {
-        "master": lookup(dpath="spark/master", within=config),
-        "driver_memory": lookup(dpath="spark/driver_memory", within=config),
-        "shuffle_partitions": lookup(
-            dpath="spark/shuffle_partitions", within=config, default=None
-        ),
-        "split_bytes": lookup(dpath="spark/split_bytes", within=config, default=None),
-        "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
-        "java_options": lookup(dpath="spark/java_options", within=config),
-    }
+    """Spark's settings: how fast a job runs, not what it writes (pelt.config.SpeedOnly)."""
+    return SpeedOnly(
+        {
+            "master": lookup(dpath="spark/master", within=config),
+            "driver_memory": lookup(dpath="spark/driver_memory", within=config),
+            "shuffle_partitions": lookup(
+                dpath="spark/shuffle_partitions", within=config, default=None
+            ),
+            "split_bytes": lookup(
+                dpath="spark/split_bytes", within=config, default=None
+            ),
+            "arrow_batch_rows": lookup(dpath="spark/arrow_batch_rows", within=config),
+            "java_options": lookup(dpath="spark/java_options", within=config),
+        }
+    )
 
 
 VARIANTS = ["baseline", "pelt"]
@@ -332,7 +344,7 @@ def task_entity_params(wildcards):
         params[name] = {key: task[key] for key in registry.DOMAIN_KEYS if key in task}
         params[name].update(task_data_files(name))
         params[name].update({k: task[k] for k in kind.reader_keys if k in task})
-    return params
+    return canonical(params)
 
 
 def task_files(wildcards):
@@ -451,17 +463,19 @@ def finetuning_inputs(wildcards):
 
 def lama_options(wildcards):
     """LAMA's settings as configured (pelt.registry, pelt.eval.settings.LamaSettings)."""
-    return registry.settings_options("lama", config["tasks"]["lama"])
+    return canonical(registry.settings_options("lama", config["tasks"]["lama"]))
 
 
 def finetuning_options(wildcards):
     """Keyword arguments of run_fewrel / run_wiki80 known before the job runs (pelt.registry)."""
-    return registry.runner_options(
-        wildcards.task,
-        config["tasks"][wildcards.task],
-        wildcards.setting,
-        int(wildcards.seed),
-        wildcards.variant,
+    return canonical(
+        registry.runner_options(
+            wildcards.task,
+            config["tasks"][wildcards.task],
+            wildcards.setting,
+            int(wildcards.seed),
+            wildcards.variant,
+        )
     )
 
 

@@ -22,7 +22,18 @@ rule encode_shard:
         gpu=1,
     params:
         model=model_name_or_path,
-        settings={k: v for k, v in config["encoding"].items() if k != "shards"},
+        settings=canonical(
+            {
+                k: v
+                for k, v in config["encoding"].items()
+                if k not in ("shards", "host_workers")
+            }
+        ),
+        speed=SpeedOnly(
+            host_workers=lookup(
+                dpath="encoding/host_workers", within=config, default=0
+            )
+        ),
         # Sums of earlier runs, reused for entities whose sampled mentions did not change.
         cache_dir=lambda wildcards: f"results/tables/{wildcards.domain}/{wildcards.model}/cache",
     script:

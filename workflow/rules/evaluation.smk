@@ -60,7 +60,7 @@ rule lama_uhn:
         gpu=1,
     params:
         person_model=uhn_person_model(),
-        uhn=lookup(dpath="tasks/lama/uhn", within=config, default={}),
+        uhn=canonical(lookup(dpath="tasks/lama/uhn", within=config, default={})),
     script:
         "../scripts/lama_uhn.py"
 

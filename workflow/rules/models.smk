@@ -12,6 +12,8 @@ rule demo_model:
         "../../envs/torch.yaml"
     threads: 2
     params:
-        settings={k: v for k, v in config["demo_model"].items() if k != "documents"},
+        settings=canonical(
+            {k: v for k, v in config["demo_model"].items() if k != "documents"}
+        ),
     script:
         "../scripts/demo_model.py"

@@ -14,4 +14,5 @@ encode_samples(
     shard=(int(snakemake.wildcards.shard), int(snakemake.wildcards.n_shards)),
     cache_dir=snakemake.params.cache_dir,
     **snakemake.params.settings,
+    **snakemake.params.speed,
 )
