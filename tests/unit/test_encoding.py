@@ -206,11 +206,13 @@ def test_mention_tokens_are_masked_and_windowed():
 
 @pytest.mark.parametrize("host_workers", [0, 2])
 def test_errors_in_the_tokenizing_thread_reach_the_caller(host_workers, tiny_model_dirs):  # noqa: F811
-    """A worker process's error too, and its processes are gone once the error is raised."""
+    """A worker process's error too, and its processes are gone once the error is raised (the
+    children this process had before, a Spark session's JVM in a full run, are not its)."""
     model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    before = set(_children())
     with pytest.raises(TypeError):
         build_table(model, tokenizer, ["a"], [5], [(0, 1)], host_workers=host_workers)
-    assert not _children()
+    assert set(_children()) <= before
 
 
 def _children() -> list[str]:
