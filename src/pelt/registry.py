@@ -152,11 +152,12 @@ def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
 
 
 def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
-    """Files matched by ``patterns`` (a mapping: its values) in order; a glob that matches nothing is a config
-    error, not an empty task. A pattern that names an existing file is that file, before it is read as a
-    glob: a file name with ``[`` (``dump [de].xml.bz2``) is a glob that would not match itself."""
+    """Files matched by ``patterns`` (a mapping: its values, by key, so that a config whose keys only
+    moved names the same list) in order; a glob that matches nothing is a config error, not an empty
+    task. A pattern that names an existing file is that file, before it is read as a glob: a file
+    name with ``[`` (``dump [de].xml.bz2``) is a glob that would not match itself."""
     if isinstance(patterns, Mapping):
-        patterns = list(patterns.values())
+        patterns = [patterns[key] for key in sorted(patterns)]
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = [pattern] if os.path.exists(pattern) else sorted(glob.glob(pattern))

@@ -259,5 +259,7 @@ def test_params_compare_alike_whatever_the_key_order_and_speed_settings():
     b = {"a": 2, "b": {"x": [{"p": 2, "q": 1}], "y": 1}}
     assert repr(a) != repr(b) and repr(canonical(a)) == repr(canonical(b)) and canonical(a) == a
     assert repr(canonical({"a": 1})) != repr(canonical({"a": 2}))
+    files = {"100%": str(REPO / "pyproject.toml"), "1%": str(REPO / "Makefile")}  # Wiki80's train files
+    assert registry.expand_globs(files, "k") == registry.expand_globs(dict(reversed(files.items())), "k")
     fast, slow = SpeedOnly(java_options="-Xss4m"), SpeedOnly(java_options="-Xss8m", driver_memory="3g")
     assert repr(fast) == repr(slow) and dict(slow) == {"java_options": "-Xss8m", "driver_memory": "3g"}
