@@ -493,7 +493,14 @@ def check_report(html: str, results: Path) -> None:
     with open(results / "eval" / "report" / "coverage.csv", newline="") as fh:
         coverage_rows = list(csv.DictReader(fh))
     assert [row["domain"] for row in coverage_rows] == ["biomed", "wikipedia"]  # one row per domain
-    assert html_rows(files["coverage.html"])[1:] == [list(row.values()) for row in coverage_rows]
+    coverage_page = html_rows(files["coverage.html"])
+    assert coverage_page[1 : 1 + len(coverage_rows)] == [list(row.values()) for row in coverage_rows]
+    # then the names that found no entity, each with the closest entities the corpus has
+    not_found = coverage_page[1 + len(coverage_rows) :]
+    assert not_found[0] == ["domain", "name", "closest entities"]
+    resolved = pq.read_table(results / "task_entities" / "wikipedia" / "task_entities.parquet").to_pylist()
+    missing = sorted(r["name"] for r in resolved if r["entity_id"] is None)
+    assert sorted(row[1] for row in not_found[1:] if row[0] == "wikipedia") == missing
     (coverage,) = [row for row in coverage_rows if row["domain"] == "wikipedia"]
     assert coverage["names_in_table"] in svg_text["coverage.svg"].split("\n")
     entities = pq.read_table(results / "samples" / "wikipedia" / "frequencies").num_rows
