@@ -51,6 +51,7 @@ from pelt.demo_model import train_bpe_tokenizer
 from pelt.encoding import _POOL_ROWS, _Accumulator, _Preparer, build_table, resolve_host_workers
 from pelt.encoding_host import Rows, mask_mention, mention_token_span
 from pelt.models import (
+    encoder_mask,
     family,
     load_masked_lm,
     mask_representation,
@@ -115,8 +116,14 @@ class TokenCounter:
         self._handle = model.base_model.register_forward_pre_hook(self._count, with_kwargs=True)
 
     def _count(self, _module: torch.nn.Module, _args: tuple, kwargs: dict) -> None:
-        self.padded += kwargs["input_ids"].numel()
-        self._real.append(kwargs["attention_mask"].sum())
+        ids, mask = kwargs["input_ids"], kwargs["attention_mask"]
+        self.padded += ids.numel()
+        if mask is None:  # pelt's batches without padding
+            self._real.append(torch.tensor(ids.numel(), device=ids.device))
+        elif mask.dim() == 4:  # pelt's additive mask (pelt.models.encoder_mask): 0 where a token is real
+            self._real.append((mask[:, 0, 0, :] == 0).sum())
+        else:
+            self._real.append(mask.sum())
 
     def reset(self) -> None:
         self.padded = 0
@@ -269,7 +276,9 @@ def breakdown(
             for b in batches:
                 states = backbone(
                     input_ids=b.input_ids.to(device, non_blocking=True),
-                    attention_mask=b.attention_mask.to(device, non_blocking=True),
+                    attention_mask=encoder_mask(
+                        model, None if b.attention_mask is None else b.attention_mask.to(device, non_blocking=True)
+                    ),
                 ).last_hidden_state
                 rows = torch.arange(states.shape[0], device=device)
                 positions = b.mask_positions.to(device, non_blocking=True)

@@ -23,7 +23,7 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -68,7 +68,7 @@ class _Batch:
     """One device batch, prepared on the host: right-padded ids plus what accumulation needs."""
 
     input_ids: torch.Tensor  # [B, T]
-    attention_mask: torch.Tensor  # [B, T]
+    attention_mask: torch.Tensor | None  # [B, T]; None when no row is padded
     mask_positions: torch.Tensor  # [B]
     unique_rows: torch.Tensor  # [U] table rows in this batch
     inverse: torch.Tensor  # [B] index into unique_rows
@@ -127,8 +127,8 @@ class _Preparer:
         """Device batches, interleaved with ints: input rows accounted for (for the progress bar)."""
         if self.host_workers:
             pools = prepare_in_workers(self.preparer, chunks, self.host_workers)
-        else:
-            pools = map(self.preparer, chunks)
+        else:  # the next pool is tokenized while the device works through this one's batches
+            pools = _in_background(map(self.preparer, chunks), depth=1, name="pelt-pools")
         for pool in pools:
             self.stats.update(pool.stats)
             rows = np.array([self.rows.setdefault(e, len(self.rows)) for e in pool.entity_ids], np.int64)
@@ -137,13 +137,16 @@ class _Preparer:
                 yield self._tensors(batch, rows[batch.items])
 
     def _tensors(self, batch: PackedBatch, rows: np.ndarray) -> _Batch:
-        attention = (np.arange(batch.input_ids.shape[1]) < batch.lengths[:, None]).astype(np.int64)
+        width = batch.input_ids.shape[1]
+        padded = batch.lengths.min() < width
+        attention = (np.arange(width) < batch.lengths[:, None]).astype(np.int64) if padded else None
         unique, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
         tensors = [
-            torch.from_numpy(a) for a in (batch.input_ids, attention, batch.mask_positions, unique, inverse, counts)
+            None if a is None else torch.from_numpy(a)
+            for a in (batch.input_ids, attention, batch.mask_positions, unique, inverse, counts)
         ]
         if self.pin_memory:
-            tensors = [t.pin_memory() for t in tensors]
+            tensors = [None if t is None else t.pin_memory() for t in tensors]
         return _Batch(*tensors, max_row=int(unique[-1]))
 
 
@@ -168,8 +171,9 @@ class _Accumulator:
             self.counts = torch.cat([self.counts, self.counts.new_zeros(size - len(self.counts))])
         unique = batch.unique_rows.to(self.device, non_blocking=True)
         inverse = batch.inverse.to(self.device, non_blocking=True)
+        # scatter_, not one_hot[inverse, arange] = 1: CUDA's index_put_ waits for the device
         one_hot = torch.zeros(len(unique), len(inverse), dtype=torch.float64, device=self.device)
-        one_hot[inverse, torch.arange(len(inverse), device=self.device)] = 1.0
+        one_hot.scatter_(0, inverse[None, :], 1.0)
         self.sums.index_add_(0, unique, (one_hot @ vectors.double()).float())
         self.counts.index_add_(0, unique, batch.row_counts.to(self.device, non_blocking=True))
 
@@ -179,10 +183,11 @@ class _Failure:
         self.error = error
 
 
-def _in_background(items: Iterator[T], depth: int = _QUEUE_DEPTH) -> Iterator[T]:
+def _in_background(items: Iterator[T], depth: int = _QUEUE_DEPTH, name: str = "pelt-batches") -> Iterator[T]:
     """Run ``items`` in a thread, ``depth`` ahead of the consumer; its errors are re-raised here.
 
-    The fast tokenizer releases the GIL, so tokenization really overlaps the device's work.
+    The fast tokenizer and torch's kernels release the GIL, so preparation really overlaps the
+    device's work.  ``items`` is closed when the consumer stops (worker processes end with it).
     """
     q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -205,8 +210,11 @@ def _in_background(items: Iterator[T], depth: int = _QUEUE_DEPTH) -> Iterator[T]
             put(done)
         except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
             put(_Failure(err))
+        finally:
+            if isinstance(items, Generator):
+                items.close()
 
-    thread = threading.Thread(target=work, name="pelt-tokenize", daemon=True)
+    thread = threading.Thread(target=work, name=name, daemon=True)
     thread.start()
     try:
         while (item := q.get()) is not done:
@@ -253,7 +261,7 @@ def _encode(
             vectors = mask_representation(
                 model,
                 item.input_ids.to(device, non_blocking=True),
-                item.attention_mask.to(device, non_blocking=True),
+                None if item.attention_mask is None else item.attention_mask.to(device, non_blocking=True),
                 item.mask_positions.to(device, non_blocking=True),
             )
             accumulator.add(item, vectors)

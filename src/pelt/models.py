@@ -53,11 +53,31 @@ class Family:
     head_transform: Callable[[PreTrainedModel, torch.Tensor], torch.Tensor]  # a state -> r, before the vocabulary
     encoder_decoder: bool = False  # BART: the decoder reads the sequence shifted right
 
-    def states(self, model: PreTrainedModel, attention_mask: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
-        """Last hidden states [B, T, H], those the LM head reads (BART: the decoder's)."""
+    def states(
+        self, model: PreTrainedModel, attention_mask: torch.Tensor | None, **inputs: torch.Tensor
+    ) -> torch.Tensor:
+        """Last hidden states [B, T, H], those the LM head reads (BART: the decoder's).
+
+        ``attention_mask`` None: no row is padded (SDPA may then take its flash kernel).  A 2D mask
+        goes to the encoder as the additive [B, 1, 1, T] mask transformers would build from it,
+        because transformers' own construction first asks the device whether any token is padding:
+        a host sync per forward that kept the GPU idle while the next batch was launched.
+        """
         if self.encoder_decoder:
+            if attention_mask is None:
+                some = next(iter(inputs.values()))
+                attention_mask = torch.ones(some.shape[:2], dtype=torch.long, device=some.device)
             return model.model(**bart_inputs(model, attention_mask, **inputs)).last_hidden_state
-        return model.base_model(attention_mask=attention_mask, **inputs).last_hidden_state
+        return model.base_model(attention_mask=encoder_mask(model, attention_mask), **inputs).last_hidden_state
+
+
+def encoder_mask(model: PreTrainedModel, attention_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """A [B, T] padding mask as the additive [B, 1, 1, T] mask transformers builds from it, which it
+    passes on without looking at its values (see :meth:`Family.states`)."""
+    if attention_mask is None:
+        return None
+    dtype = model.get_input_embeddings().weight.dtype
+    return (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
 
 def _roberta_layout(model: PreTrainedModel) -> bool:
@@ -315,7 +335,7 @@ def token_states(model: PreTrainedModel, inputs_embeds: torch.Tensor, attention_
 def mask_representation(
     model: PreTrainedModel,
     input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
+    attention_mask: torch.Tensor | None,
     mask_positions: torch.Tensor,
 ) -> torch.Tensor:
     """The vector r at each row's mask position whose dot product with the word embeddings gives the logits.

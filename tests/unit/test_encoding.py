@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ import torch.nn.functional as F
 from tiny_models import FAMILIES
 from transformers import AutoModelForMaskedLM
 
-from pelt import encoding
+from pelt import encoding, encoding_host
 from pelt.encoding import build_table, encode_samples, mask_mention, resolve_host_workers, shard_of
 from pelt.encoding_host import Rows
 from pelt.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
@@ -187,6 +189,61 @@ def test_tokenize_with_offsets_matches_the_tokenizers_own_call(family, tiny_mode
         ]
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_mention_span_from_the_ends_is_the_span_from_every_offset(family, tiny_model_dirs):  # noqa: F811
+    """Every character span of sentences with gaps, characters split over several byte-level
+    tokens, accents, CJK, an emoji and literal special tokens: the two-end lookup of pool
+    preparation gives what reading every offset gives."""
+    _, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    backend = tokenizer.backend_tokenizer
+    sentences = [
+        "Zürich's  東京 🙂 café , Ødegaard-Lee (born 1815) .",
+        f"A {tokenizer.mask_token} and {tokenizer.sep_token or tokenizer.eos_token} in text , then Paris .",
+        "  leading spaces and trailing   ",
+    ]
+    checked = 0
+    for sentence, encoded in zip(sentences, encoding_host._encode_batch(backend, sentences)):
+        special = encoded.special_tokens_mask
+        for start in range(len(sentence)):
+            for end in range(start + 1, len(sentence) + 1):
+                expected = mention_token_span(encoded.offsets, special, start, end)
+                assert encoding_host.encoding_mention_span(encoded, special, start, end) == expected, sentence[
+                    start:end
+                ]
+                checked += 1
+    assert checked > 1500
+
+
+class _Encoding:
+    """An encoding whose character lookup answers with the last (or first) token holding a
+    character: no tokenizer here answers with the last, none is bound not to."""
+
+    def __init__(self, offsets: list[tuple[int, int]], pick: Callable = max):
+        self.offsets = offsets
+        self.pick = pick
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def char_to_token(self, char: int) -> int | None:
+        return self.pick((i for i, (s, e) in enumerate(self.offsets) if s <= char < e), default=None)
+
+    def token_to_chars(self, token: int) -> tuple[int, int] | None:
+        return self.offsets[token] if self.offsets[token] != (0, 0) else None
+
+
+def test_the_mention_span_from_the_ends_reads_every_offset_when_an_end_is_unsure():
+    offsets = [(0, 0), (0, 2), (2, 5), (3, 5), (5, 8), (0, 0)]  # characters 3 and 4 in two tokens
+    special = [1, 0, 0, 0, 0, 1]
+    span = encoding_host.encoding_mention_span
+    assert span(_Encoding(offsets, max), special, 3, 5) == (2, 3)  # the lookup said 3 at the start
+    assert span(_Encoding(offsets, min), special, 1, 4) == (1, 3)  # the lookup said 2 at the end
+    assert span(_Encoding(offsets), special, 0, 2) == (1, 1)
+    assert span(_Encoding(offsets), [1, 1, 0, 0, 0, 1], 0, 3) == (2, 2)  # an added special token
+    plain = _Encoding([(0, 0), (0, 2), (2, 5), (5, 8), (0, 0)])
+    assert span(plain, [1, 0, 0, 1, 1], 2, 8) == (2, 2)  # one at the end
+
+
 def test_mention_tokens_are_masked_and_windowed():
     # <s> a b c d e f g h </s>; token k of the body covers chars [2k, 2k+1); the mention "d e" is [6, 9)
     ids = [0, 10, 11, 12, 13, 14, 15, 16, 17, 2]
@@ -213,6 +270,30 @@ def test_errors_in_the_tokenizing_thread_reach_the_caller(host_workers, tiny_mod
     with pytest.raises(TypeError):
         build_table(model, tokenizer, ["a"], [5], [(0, 1)], host_workers=host_workers)
     assert set(_children()) <= before
+
+
+def test_the_next_pool_is_prepared_while_the_device_works(tiny_model_dirs):  # noqa: F811
+    """Pool k+1 is tokenized while pool k's batches are still on the device.  Preparing a pool only
+    once the previous one's batches were all handed out made an encoding's wall time the host's
+    plus the device's (measured on an H200, benchmarks/README.md)."""
+    _, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    preparer = encoding._Preparer(tokenizer, 8, 8, None, False)  # a budget of one sentence per batch
+    second_started = threading.Event()
+    prepare = preparer.preparer
+
+    def recording(rows: Rows):
+        if rows.entity_ids[0] == "second":
+            second_started.set()
+        return prepare(rows)
+
+    preparer.preparer = recording
+    sentence = "Paris is the capital and largest city of France ."
+    first = Rows([f"e{i}" for i in range(4 * encoding._QUEUE_DEPTH)], [sentence] * 16, [0] * 16, [5] * 16)
+    batches = encoding._in_background(preparer.batches([first, Rows(["second"], ["Rome ."], [0], [4])]))
+    device_batches = (b for b in batches if not isinstance(b, int))
+    next(device_batches)  # the device holds the first pool's first batch
+    assert second_started.wait(timeout=60), "the second pool waited for the first pool's batches to be taken"
+    assert len(list(device_batches)) == 16  # one sentence per batch: 15 more of the first pool, 1 of the second
 
 
 def _children() -> list[str]:
