@@ -11,7 +11,8 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from pathlib import Path
+from typing import TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -46,13 +47,35 @@ def start_job(log_path: str | os.PathLike[str], threads: int | None = None) -> l
     fh = open(log_path, "a", buffering=1)
     sys.stdout.flush()
     sys.stderr.flush()
+    terminal = os.dup(2) if os.isatty(2) else None
     os.dup2(fh.fileno(), 1)
     os.dup2(fh.fileno(), 2)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(ShortLines("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.captureWarnings(True)  # Python's warnings (a library's FutureWarning) as records: wrapped too
+    if terminal is not None:
+        echo_progress(os.fdopen(terminal, "w", buffering=1), job_name(log_path))
     return logging.getLogger("pelt")
+
+
+def job_name(log_path: str | os.PathLike[str]) -> str:
+    """``logs/encoding/wikipedia/demo/0.log`` -> ``encoding/wikipedia/demo/0``: the job, as its log names it."""
+    parts = Path(log_path).with_suffix("").parts
+    below = len(parts) - parts[::-1].index("logs") if "logs" in parts[:-1] else 0
+    return Path(*parts[below:]).as_posix()
+
+
+def echo_progress(stream: TextIO, job: str) -> None:
+    """Progress lines also on the terminal the workflow runs in, named by their job.
+
+    A job's output goes to its log, so a person watching ``make demo`` saw Snakemake's job list
+    and then nothing for minutes.  Only progress lines are echoed, at their interval (one line in
+    30 seconds per long loop), so the terminal shows what runs and how far without the logs' detail.
+    """
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(ShortLines(f"%(asctime)s [{job}] %(message)s", datefmt="%H:%M:%S"))
+    PROGRESS_LOGGER.addHandler(handler)
 
 
 class ShortLines(logging.Formatter):

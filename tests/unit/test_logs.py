@@ -53,6 +53,46 @@ def test_start_job_captures_child_output_and_caps_threads(tmp_path):
     assert re.search(r"path: (x+(?:\n    x+)+)\n", text).group(1).replace("\n    ", "") == "x" * 700
 
 
+def test_on_a_terminal_a_job_echoes_its_progress_lines_named(tmp_path):
+    """Under ``make demo`` a job's stderr is the terminal: its progress lines (and nothing else of
+    its log) show there, named by the job; the log keeps everything."""
+    import os
+    import pty
+
+    log = tmp_path / "logs" / "encoding" / "wikipedia" / "demo" / "0.log"
+    log.parent.mkdir(parents=True)
+    code = (
+        "import logging\n"
+        "from pelt.logs import start_job, Progress\n"
+        f"start_job({str(log)!r})\n"
+        "logging.getLogger('pelt.test').info('detail for the log only')\n"
+        "bar = Progress('encoding', 10, 'sentences', interval=1e-9)\n"
+        "bar.update(5)\n"
+        "bar.close()\n"
+    )
+    master, slave = pty.openpty()
+    run = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the pty's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert run.returncode == 0
+    terminal = shown.decode().splitlines()
+    assert len(terminal) == 2, terminal  # the progress line and the closing one
+    named = re.compile(r"\d\d:\d\d:\d\d \[encoding/wikipedia/demo/0\] encoding: .*")
+    assert all(named.fullmatch(line) for line in terminal), terminal
+    assert "5/10 sentences (50%)" in terminal[0] and "done, 5 sentences" in terminal[1]
+    text = log.read_text()
+    assert "detail for the log only" in text and "5/10 sentences" in text
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 0.0
