@@ -125,6 +125,24 @@ def write_counts(
     os.replace(partial, path)
 
 
+def corpus_language(counts_jsons: Iterable[str | os.PathLike[str]]) -> str:
+    """The language of a corpus, as its files' corpus jobs recorded it (``details.site``): one
+    language per corpus, so files that disagree (a German dump among English ones) are an error
+    naming them rather than a table that says one of them."""
+    languages: dict[str, list[str]] = {}
+    for path in counts_jsons:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+        language = record.get("details", {}).get("site", {}).get("language")
+        if not language:
+            raise ValueError(f"{path}: records no corpus language (details.site.language); rerun its corpus job")
+        languages.setdefault(language, []).append(os.fspath(path))
+    if len(languages) != 1:
+        found = "; ".join(f"{lang}: {', '.join(paths)}" for lang, paths in sorted(languages.items()))
+        raise ValueError(f"a corpus's files must share one language, found {found or 'no file'}")
+    return next(iter(languages))
+
+
 def progress_interval() -> float:
     """Seconds between two progress lines: ``$PELT_PROGRESS_INTERVAL``, else 30.
 

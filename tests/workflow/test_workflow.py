@@ -392,6 +392,9 @@ def test_demo_end_to_end(finished, tmp_path):
         )
         == [with_qid["entity_id"]] * 2
     )
+    table_meta = EntityTable.open(results / "tables" / "wikipedia" / "demo" / "table.parquet").metadata
+    assert (table_meta["corpus"], table_meta["language"]) == ("wikipedia", "en")  # the dump's xml:lang
+    assert EntityTable.open(results / "tables" / "biomed" / "demo" / "table.parquet").metadata["language"] == "en"
 
     scores = {}
     for variant in ("baseline", "pelt"):

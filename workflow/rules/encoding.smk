@@ -48,6 +48,7 @@ rule entity_table:
             n=config["encoding"]["shards"],
         ),
         ids="results/linking/{domain}/ids",
+        corpus_counts=domain_corpus("counts.json"),
     output:
         "results/tables/{domain}/{model}/table.parquet",
     log:

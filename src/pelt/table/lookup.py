@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -407,8 +407,12 @@ def merge_tables(
     *,
     frequency: FrequencyRule = "max",
     ids: str | os.PathLike[str] | None = None,
+    corpus: Mapping[str, str] | None = None,
 ) -> EntityTable:
     """Merge tables built from disjoint sets of sentences: sums and ``n_sentences`` add.
+
+    ``corpus``: what the merged table records of the text it was built from (the workflow's
+    ``corpus``, its name, and ``language``), read by ``pelt table info`` and the hub card.
 
     ``ids``: a Parquet file or folder of ``entity_id``, ``qid``, ``aliases`` (the linking stage's
     entity ids) whose values the merged rows get; else each row keeps those of the first input
@@ -422,5 +426,5 @@ def merge_tables(
     opened = [t if isinstance(t, EntityTable) else EntityTable.open(t) for t in tables]
     if not opened:
         raise ValueError("merge_tables: no tables given")
-    write_merged(opened, out_path, frequency=frequency, ids=ids)
+    write_merged(opened, out_path, frequency=frequency, ids=ids, corpus=corpus)
     return EntityTable.open(out_path)

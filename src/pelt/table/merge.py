@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -79,6 +79,7 @@ def write_merged(
     *,
     frequency: FrequencyRule,
     ids: str | os.PathLike[str] | None,
+    corpus: Mapping[str, str] | None = None,
 ) -> None:
     """Write the merge of ``opened`` (at least one table) to ``out_path``, as :func:`pelt.table.lookup.merge_tables`
     describes; refuses tables of different models, representations or sizes, whose sums do not add."""
@@ -101,8 +102,9 @@ def write_merged(
     sources = _id_sources(opened, rows, all_ids, ids)
     if ids is not None:
         inputs.append(hashlib.blake2b(json.dumps(sources[0][0].to_pylist()).encode()).hexdigest())
-    build_id = content_id(first.metadata, [*inputs, frequency])
-    schema = table_schema(first.hidden_size, first.metadata, build_id, with_ids=bool(sources))
+    metadata = {**first.metadata, **(corpus or {})}
+    build_id = content_id(metadata, [*inputs, frequency])
+    schema = table_schema(first.hidden_size, metadata, build_id, with_ids=bool(sources))
 
     def batches() -> Iterator[pa.RecordBatch]:
         for lo in range(0, len(all_ids), CHUNK_ROWS):

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pelt.table.format
+from pelt.logs import corpus_language
 from pelt.models import load_masked_lm
 from pelt.table import EntityTable, merge_tables, write_table
 from pelt.table.format import sidecar_path
@@ -208,6 +209,25 @@ def test_merge_adds_sums_and_counts(tmp_path, sums):
     write_table(tmp_path / "c.parquet", ["x"], sums[:1], [1], [1], other)
     with pytest.raises(ValueError, match="max_seq_len differs"):
         merge_tables([tmp_path / "a.parquet", tmp_path / "c.parquet"], tmp_path / "bad.parquet")
+
+
+def test_a_merged_table_records_its_corpus_and_language(tmp_path, sums):
+    """The workflow's merge names the corpus and its language (read from the corpus jobs' counts),
+    which a multilingual model's tables need to tell apart."""
+    for language, name in (("de", "a"), ("de", "b"), ("ja", "c")):
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps({"stage": "corpus", "details": {"site": {"language": language, "source": "xml:lang"}}})
+        )
+    language = corpus_language([tmp_path / "a.json", tmp_path / "b.json"])
+    write_table(tmp_path / "a.parquet", IDS[:3], sums[:3], [1, 2, 3], [10, 20, 30], META)
+    corpus = {"corpus": "dewiki", "language": language}
+    merged = merge_tables([tmp_path / "a.parquet"], tmp_path / "m.parquet", corpus=corpus)
+    assert merged.metadata == {**META, "corpus": "dewiki", "language": "de"}
+    with pytest.raises(ValueError, match=r"one language, found de: .*a.json.*; ja: .*c.json"):
+        corpus_language([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"])
+    (tmp_path / "old.json").write_text(json.dumps({"stage": "corpus", "counts": {}}))
+    with pytest.raises(ValueError, match="old.json: records no corpus language"):
+        corpus_language([tmp_path / "old.json"])
 
 
 def test_check_model(tiny_model_dirs, tmp_path, monkeypatch):  # noqa: F811
