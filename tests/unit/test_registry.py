@@ -66,6 +66,20 @@ def test_runner_options_are_the_named_hyperparameters_and_the_setting():
     assert registry.settings_of("wiki80", WIKI80) == ["1%", "100%"]
 
 
+def test_the_rules_find_their_tasks_and_summaries_through_the_kinds():
+    # what the .smk files ask instead of naming kinds: a kind's tasks (FewRel 2.0 among FewRel's),
+    # the fine-tuned tasks (one result per setting and seed) and the summaries each one feeds
+    tasks = {"lama": {}, "fewrel": FEWREL2, "fewrel2": FEWREL2, "wiki80": WIKI80, "entities_x": {}}
+    assert registry.tasks_of_kind(tasks, "fewrel") == ["fewrel", "fewrel2"]
+    assert registry.tasks_of_kind(tasks, "wiki80") == ["wiki80"]
+    assert registry.finetuned_tasks(tasks) == ["fewrel", "fewrel2", "wiki80"]
+    assert registry.finetuned_tasks(tasks, "fewrel") == ["fewrel", "fewrel2"]
+    assert registry.finetuned_tasks(tasks, "wiki80") == ["wiki80"]
+    assert registry.finetuning_summaries() == ["fewrel", "wiki80"]
+    with pytest.raises(ValueError, match="not fine-tuned per setting"):
+        registry.settings_of("lama", {})
+
+
 def test_run_files_and_the_fewrel_training_default():
     assert registry.wiki80_run_files(WIKI80, "100%") == {
         "train": "train.jsonl",
