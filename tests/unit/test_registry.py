@@ -189,6 +189,12 @@ def test_settings_parse_flat_options_and_refuse_unknown_keys():
         settings.parse(settings.LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
     with pytest.raises(ValueError, match="first_eval"):
         settings.FewRelSettings(steps=10, first_eval=20)
+    # FewRel and Wiki80 share one optimiser's settings, each with its own defaults under a key given
+    few = settings.parse(settings.FewRelSettings, {"lr": 1e-4, "max_grad_norm": None})
+    assert few.optimizer == settings.OptimizerSettings(lr=1e-4, weight_decay=0.01, max_grad_norm=None)
+    wiki = settings.parse(settings.Wiki80Settings, {"warmup": 0.2})
+    assert wiki.optimizer == settings.OptimizerSettings(lr=3e-5, warmup=0.2, weight_decay=0.0)
+    assert settings.as_record(wiki)["lr"] == 3e-5 and "optimizer" not in settings.as_record(wiki)
 
 
 def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
