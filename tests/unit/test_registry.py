@@ -11,6 +11,7 @@ from conftest import REPO
 from pelt import registry
 from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
 from pelt.eval import settings
+from pelt.tasks import task_entities
 
 FEWREL2 = {
     "domain": "biomed",
@@ -78,6 +79,40 @@ def test_the_rules_find_their_tasks_and_summaries_through_the_kinds():
     assert registry.finetuning_summaries() == ["fewrel", "wiki80"]
     with pytest.raises(ValueError, match="not fine-tuned per setting"):
         registry.settings_of("lama", {})
+
+
+def test_a_new_task_kind_is_one_registry_entry(tmp_path, monkeypatch):
+    """Issue 27: a task kind plugs in by its entry alone. What the workflow asks of a task (its
+    kind's tasks, settings, files, run options, summaries and entities) comes from the entry: no
+    function of the registry, and none that the rules call, names a kind."""
+    toy = registry.TaskKind(
+        "toy",
+        data_keys=("items",),
+        file_keys=("items",),
+        grid_keys=("rounds", "seeds"),
+        hyperparameters=("lr",),
+        runner="toy:run_toy",  # resolved by the job, never while planning
+        entity_reader="pelt.tasks:listed_entities",
+        benchmarks=(),
+        summaries=("toy",),
+        run_files=lambda name, task, tasks, setting: {"items": task["items"], "round": setting},
+        settings_key="rounds",
+    )
+    monkeypatch.setitem(registry.KINDS, "toy", toy)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.txt").write_text("Valdoria\nMarbeck\n", encoding="utf-8")
+    task = {"domain": "wiki", "items": "items.txt", "rounds": ["a", "b"], "seeds": [1], "lr": 0.1}
+    tasks = {"toy": task, "mine": dict(task, kind="toy"), "wiki80": WIKI80}
+    assert registry.tasks_of_kind(tasks, "toy") == ["toy", "mine"]
+    assert registry.finetuned_tasks(tasks, "toy") == ["toy", "mine"]
+    assert registry.finetuning_summaries() == ["fewrel", "wiki80", "toy"]
+    assert registry.settings_of("mine", tasks["mine"]) == ["a", "b"]
+    assert registry.data_files("mine", tasks["mine"], tasks) == {"items": ["items.txt"]}
+    assert registry.run_files("toy", task, tasks, "b") == {"items": "items.txt", "round": "b"}
+    options = registry.runner_options("toy", task, "b", 1, "pelt")
+    assert options == {"lr": 0.1, "seed": 1, "variant": "pelt", "setting": "b"}
+    registry.check_task("toy", task, tasks)
+    assert task_entities({"mine": tasks["mine"]}, "wiki") == [("Marbeck", None), ("Valdoria", None)]
 
 
 def test_run_files_and_the_fewrel_training_default():
