@@ -40,6 +40,12 @@ class TaskKind:
     run_files: Callable[[str, Mapping, Mapping, str | None], dict[str, str | list[str]]] | None = None
     # (name, task) -> raises ValueError: a config error the schema cannot express
     check: Callable[[str, Mapping], None] | None = None
+    # The key whose entries are the settings a fine-tuning kind runs, one job each (FewRel's N-K
+    # list, Wiki80's training settings); None: the kind is not fine-tuned per setting and seed.
+    settings_key: str | None = None
+    # (name, setting) -> what the setting tells the runner (FewRel: N, K and the benchmark's name);
+    # None: the setting's name, as ``setting``.
+    setting_options: Callable[[str, str], dict] | None = None
 
 
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
@@ -84,6 +90,8 @@ KINDS: dict[str, TaskKind] = {
         figures=("fewrel",),
         default_files=lambda name, task, tasks: {"train": fewrel_default_training(name, task, tasks)},
         run_files=lambda name, task, tasks, setting: fewrel_run_files(name, task, tasks),
+        settings_key="settings",
+        setting_options=lambda name, setting: fewrel_setting_options(name, setting),
     ),
     "wiki80": TaskKind(
         "wiki80",
@@ -98,6 +106,7 @@ KINDS: dict[str, TaskKind] = {
         figures=("wiki80",),
         run_files=lambda name, task, tasks, setting: wiki80_run_files(task, setting),
         check=lambda name, task: check_wiki80_epochs(task),
+        settings_key="train",
     ),
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
@@ -225,11 +234,7 @@ def runner_options(name: str, task: Mapping, setting: str, seed: int, variant: s
     kind = kind_of(name, task)
     options = settings_options(name, task, setting)
     options.update(seed=seed, variant=variant)
-    if kind.name == "fewrel":
-        n_way, k_shot = fewrel_setting(setting)
-        options.update(n_way=n_way, k_shot=k_shot, dataset=FEWREL_BENCHMARKS.get(name, name))
-    else:
-        options.update(setting=setting)
+    options.update(kind.setting_options(name, setting) if kind.setting_options else {"setting": setting})
     return options
 
 
@@ -243,6 +248,12 @@ def settings_options(name: str, task: Mapping, setting: str | None = None) -> di
     }
 
 
+def fewrel_setting_options(name: str, setting: str) -> dict:
+    """What a FewRel setting tells its runner: N, K and the benchmark the task reports."""
+    n_way, k_shot = fewrel_setting(setting)
+    return {"n_way": n_way, "k_shot": k_shot, "dataset": FEWREL_BENCHMARKS.get(name, name)}
+
+
 def fewrel_setting(setting: str) -> tuple[int, int]:
     """N and K of an ``N-K`` setting (N-way K-shot)."""
     n_way, sep, k_shot = setting.partition("-")
@@ -252,8 +263,32 @@ def fewrel_setting(setting: str) -> tuple[int, int]:
 
 
 def settings_of(name: str, task: Mapping) -> list[str]:
-    """The settings a fine-tuning task runs: FewRel's N-K list, Wiki80's training settings."""
-    return list(task["settings"]) if kind_of(name, task).name == "fewrel" else list(task["train"])
+    """The settings a fine-tuning task runs (its kind's ``settings_key``): FewRel's N-K list, Wiki80's
+    training settings."""
+    kind = kind_of(name, task)
+    if kind.settings_key is None:
+        raise ValueError(f"tasks.{name}: a {kind.name} task is not fine-tuned per setting")
+    return list(task[kind.settings_key])
+
+
+def tasks_of_kind(tasks: Mapping[str, Mapping], kind: str) -> list[str]:
+    """The configured tasks of one kind, in config order: the tasks its own rule runs."""
+    return [name for name, task in tasks.items() if kind_of(name, task).name == kind]
+
+
+def finetuned_tasks(tasks: Mapping[str, Mapping], summary: str | None = None) -> list[str]:
+    """The configured tasks fine-tuned per setting and seed (one result file each), or only those
+    whose kind reports in ``summary``: the inputs of a fine-tuning summary and of the headline."""
+    return [
+        name
+        for name, task in tasks.items()
+        if (kind := kind_of(name, task)).settings_key is not None and (summary is None or summary in kind.summaries)
+    ]
+
+
+def finetuning_summaries() -> list[str]:
+    """The summary tables of the fine-tuning kinds (one rule writes them all, from per-seed results)."""
+    return list(dict.fromkeys(s for kind in KINDS.values() if kind.settings_key is not None for s in kind.summaries))
 
 
 def wiki80_run_files(task: Mapping, setting: str) -> dict[str, str]:

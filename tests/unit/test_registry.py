@@ -11,6 +11,7 @@ from conftest import REPO
 from pelt import registry
 from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
 from pelt.eval import settings
+from pelt.tasks import task_entities
 
 FEWREL2 = {
     "domain": "biomed",
@@ -64,6 +65,54 @@ def test_runner_options_are_the_named_hyperparameters_and_the_setting():
         registry.fewrel_setting("5-0")
     assert registry.settings_of("fewrel2", FEWREL2) == ["5-1", "10-5"]
     assert registry.settings_of("wiki80", WIKI80) == ["1%", "100%"]
+
+
+def test_the_rules_find_their_tasks_and_summaries_through_the_kinds():
+    # what the .smk files ask instead of naming kinds: a kind's tasks (FewRel 2.0 among FewRel's),
+    # the fine-tuned tasks (one result per setting and seed) and the summaries each one feeds
+    tasks = {"lama": {}, "fewrel": FEWREL2, "fewrel2": FEWREL2, "wiki80": WIKI80, "entities_x": {}}
+    assert registry.tasks_of_kind(tasks, "fewrel") == ["fewrel", "fewrel2"]
+    assert registry.tasks_of_kind(tasks, "wiki80") == ["wiki80"]
+    assert registry.finetuned_tasks(tasks) == ["fewrel", "fewrel2", "wiki80"]
+    assert registry.finetuned_tasks(tasks, "fewrel") == ["fewrel", "fewrel2"]
+    assert registry.finetuned_tasks(tasks, "wiki80") == ["wiki80"]
+    assert registry.finetuning_summaries() == ["fewrel", "wiki80"]
+    with pytest.raises(ValueError, match="not fine-tuned per setting"):
+        registry.settings_of("lama", {})
+
+
+def test_a_new_task_kind_is_one_registry_entry(tmp_path, monkeypatch):
+    """Issue 27: a task kind plugs in by its entry alone. What the workflow asks of a task (its
+    kind's tasks, settings, files, run options, summaries and entities) comes from the entry: no
+    function of the registry, and none that the rules call, names a kind."""
+    toy = registry.TaskKind(
+        "toy",
+        data_keys=("items",),
+        file_keys=("items",),
+        grid_keys=("rounds", "seeds"),
+        hyperparameters=("lr",),
+        runner="toy:run_toy",  # resolved by the job, never while planning
+        entity_reader="pelt.tasks:listed_entities",
+        benchmarks=(),
+        summaries=("toy",),
+        run_files=lambda name, task, tasks, setting: {"items": task["items"], "round": setting},
+        settings_key="rounds",
+    )
+    monkeypatch.setitem(registry.KINDS, "toy", toy)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.txt").write_text("Valdoria\nMarbeck\n", encoding="utf-8")
+    task = {"domain": "wiki", "items": "items.txt", "rounds": ["a", "b"], "seeds": [1], "lr": 0.1}
+    tasks = {"toy": task, "mine": dict(task, kind="toy"), "wiki80": WIKI80}
+    assert registry.tasks_of_kind(tasks, "toy") == ["toy", "mine"]
+    assert registry.finetuned_tasks(tasks, "toy") == ["toy", "mine"]
+    assert registry.finetuning_summaries() == ["fewrel", "wiki80", "toy"]
+    assert registry.settings_of("mine", tasks["mine"]) == ["a", "b"]
+    assert registry.data_files("mine", tasks["mine"], tasks) == {"items": ["items.txt"]}
+    assert registry.run_files("toy", task, tasks, "b") == {"items": "items.txt", "round": "b"}
+    options = registry.runner_options("toy", task, "b", 1, "pelt")
+    assert options == {"lr": 0.1, "seed": 1, "variant": "pelt", "setting": "b"}
+    registry.check_task("toy", task, tasks)
+    assert task_entities({"mine": tasks["mine"]}, "wiki") == [("Marbeck", None), ("Valdoria", None)]
 
 
 def test_run_files_and_the_fewrel_training_default():
@@ -175,6 +224,12 @@ def test_settings_parse_flat_options_and_refuse_unknown_keys():
         settings.parse(settings.LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
     with pytest.raises(ValueError, match="first_eval"):
         settings.FewRelSettings(steps=10, first_eval=20)
+    # FewRel and Wiki80 share one optimiser's settings, each with its own defaults under a key given
+    few = settings.parse(settings.FewRelSettings, {"lr": 1e-4, "max_grad_norm": None})
+    assert few.optimizer == settings.OptimizerSettings(lr=1e-4, weight_decay=0.01, max_grad_norm=None)
+    wiki = settings.parse(settings.Wiki80Settings, {"warmup": 0.2})
+    assert wiki.optimizer == settings.OptimizerSettings(lr=3e-5, warmup=0.2, weight_decay=0.0)
+    assert settings.as_record(wiki)["lr"] == 3e-5 and "optimizer" not in settings.as_record(wiki)
 
 
 def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():

@@ -199,7 +199,21 @@ def task_kind(name):
     return registry.kind_of(name, config["tasks"][name]).name
 
 
-FEWREL_TASKS = [name for name in config["tasks"] if task_kind(name) == "fewrel"]
+def kind_tasks(kind):
+    """Wildcard constraint of a kind's own rule: the configured tasks of that kind (pelt.registry)."""
+    return (
+        "|".join(map(re.escape, registry.tasks_of_kind(config["tasks"], kind))) or NEVER
+    )
+
+
+def kind_settings(kind):
+    """Wildcard constraint of a fine-tuning kind's rule: the settings its configured tasks run."""
+    settings = {
+        setting
+        for name in registry.tasks_of_kind(config["tasks"], kind)
+        for setting in registry.settings_of(name, config["tasks"][name])
+    }
+    return "|".join(map(re.escape, sorted(settings))) or NEVER
 
 
 def task_domains():
@@ -286,7 +300,7 @@ def all_outputs():
 
 def headline_inputs(wildcards):
     """The per-run results the landing page sums up: LAMA without and with the table, the norm
-    sweeps, and every fine-tuning run."""
+    sweeps, and every fine-tuning run (pelt.registry.finetuned_tasks)."""
     lama = "lama" in config["tasks"]
     return {
         "lama": expand(
@@ -297,8 +311,7 @@ def headline_inputs(wildcards):
         "sweeps": expand(
             "results/eval/lama/{model}/norm_sweep.json", model=MODELS if lama else []
         ),
-        "fewrel": finetuning_results(FEWREL_TASKS),
-        "wiki80": finetuning_results(["wiki80"] if "wiki80" in config["tasks"] else []),
+        "finetuning": finetuning_results(registry.finetuned_tasks(config["tasks"])),
     }
 
 

@@ -139,9 +139,9 @@ rule fewrel:
     log:
         "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
     wildcard_constraints:
-        task="|".join(FEWREL_TASKS) or NEVER,
+        task=kind_tasks("fewrel"),
         variant="|".join(VARIANTS + CONTROLS),
-        setting=r"[0-9]+-[0-9]+",
+        setting=kind_settings("fewrel"),
         seed=r"[0-9]+",
     conda:
         "../../envs/torch.yaml"
@@ -164,18 +164,9 @@ rule wiki80:
     log:
         "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
     wildcard_constraints:
-        task="wiki80",
+        task=kind_tasks("wiki80"),
         variant="|".join(VARIANTS + CONTROLS),
-        setting=(
-            "|".join(
-                map(
-                    re.escape,
-                    registry.settings_of("wiki80", config["tasks"]["wiki80"]),
-                )
-            )
-            if "wiki80" in config["tasks"]
-            else NEVER
-        ),
+        setting=kind_settings("wiki80"),
         seed=r"[0-9]+",
     conda:
         "../../envs/torch.yaml"
@@ -193,7 +184,7 @@ rule wiki80:
 rule finetuning_summary:
     input:
         lambda wildcards: finetuning_results(
-            FEWREL_TASKS if wildcards.summary == "fewrel" else ["wiki80"]
+            registry.finetuned_tasks(config["tasks"], wildcards.summary)
         ),
     output:
         csv="results/eval/summary/{summary}.csv",
@@ -207,7 +198,7 @@ rule finetuning_summary:
     log:
         "logs/eval/summary/{summary}.log",
     wildcard_constraints:
-        summary="fewrel|wiki80",
+        summary="|".join(registry.finetuning_summaries()),
     localrule: True
     conda:
         "../../envs/torch.yaml"

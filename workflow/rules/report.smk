@@ -76,7 +76,7 @@ rule finetuning_plot:
     log:
         "logs/eval/report/{summary}.log",
     wildcard_constraints:
-        summary="fewrel|wiki80",
+        summary="|".join(registry.finetuning_summaries()),
     localrule: True
     conda:
         "../../envs/torch.yaml"

@@ -65,6 +65,7 @@ from pelt.eval.relation import (
     resolve_instances,
     seed_everything,
     snapshot,
+    take_step,
     trains_deterministically,
 )
 from pelt.eval.settings import FewRelSettings, TableInputs, as_record
@@ -394,10 +395,8 @@ def _train(
     steps, batch_size, dropout = settings.steps, settings.batch_size, settings.dropout
     optimizer, schedule = adamw_with_warmup(
         encoder,
-        settings.lr,
-        settings.weight_decay,
+        settings.optimizer,
         steps,
-        settings.warmup,
         warmup_steps=settings.warmup_steps,
         bias_correction=settings.bias_correction,
     )
@@ -433,11 +432,7 @@ def _train(
                 (loss / batch_size).backward()
                 step_losses.append(loss.detach())
         losses += [loss.item() for loss in step_losses]
-        if settings.max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(encoder.parameters(), settings.max_grad_norm)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
+        take_step(encoder, optimizer, schedule, settings.optimizer)
         if step >= settings.first_eval and (step % settings.eval_every == 0 or step == steps):
             accuracy = episode_accuracy(
                 encoder, marked["validation"], val_set, settings.eval_batch_size, "FewRel validation"

@@ -47,7 +47,7 @@ from transformers import (
 
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.controls import CONTROLS
-from pelt.eval.settings import EncoderSettings, TableInputs
+from pelt.eval.settings import EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
 from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
@@ -68,35 +68,7 @@ from pelt.tasks import Instance
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Markers:
-    """The words written before and after the head and the tail; ``new_tokens``: added to the
-    vocabulary (the paper's code), else words the tokenizer has."""
-
-    head: tuple[str, str]
-    tail: tuple[str, str]
-    new_tokens: bool = False
-
-    def __post_init__(self) -> None:
-        words = (*self.head, *self.tail)
-        if len(words) != 4 or not all(isinstance(w, str) and w and w.split() == [w] for w in words):
-            raise ValueError(f"markers must be four non-blank words without spaces, got {words!r}")
-        if self.head[0] == self.tail[0]:
-            raise ValueError(f"the head and the tail need different start markers, got {self.head[0]!r} for both")
-
-
-MARKERS = {
-    "punct": Markers(("@", "@"), ("#", "#")),
-    "tokens": Markers(("[unused0]", "[unused1]"), ("[unused2]", "[unused3]"), new_tokens=True),
-}
-DEFAULT_MARKERS = EncoderSettings().markers
-
-
-def markers_named(name: str) -> Markers:
-    """The :data:`MARKERS` entry ``name``, with the choices in the error."""
-    if name not in MARKERS:
-        raise ValueError(f"unknown markers {name!r}; expected one of {sorted(MARKERS)}")
-    return MARKERS[name]
+DEFAULT_MARKERS = markers_named(EncoderSettings().markers)
 
 
 _TOKENIZE_CHUNK = 1024  # texts tokenized per call when marking (bounds the offset lists held at once)
@@ -126,9 +98,7 @@ class MarkedText:
     anchors: tuple[tuple[int, int], tuple[int, int]]  # (token id, occurrence) of the head and tail start markers
 
 
-def marked_text(
-    inst: Instance, markers: Markers = MARKERS[DEFAULT_MARKERS]
-) -> tuple[str, list[tuple[int, int]], list[int]]:
+def marked_text(inst: Instance, markers: Markers = DEFAULT_MARKERS) -> tuple[str, list[tuple[int, int]], list[int]]:
     """The tokens joined by spaces, with the head and tail each between its two markers.
 
     Returns the text, the character spans of the head and tail mentions (markers excluded) and the
@@ -187,6 +157,10 @@ class RelationEncoder(torch.nn.Module):
     Holds the masked LM (fine-tuned) and, for the pelt variant, the frozen table.  ``stats`` counts
     slots injected, mentions whose entity the table lacks, and markers cut off by ``max_length``
     (their state falls back to the first token's), over every forward since the last reset.
+
+    ``settings`` says how a sentence is read (markers, length, ``read_at``, what a mention the table
+    lacks becomes); its precision is the caller's to resolve for the model's device, given here as
+    ``autocast`` (:func:`load_encoder`), and its device is where the caller loaded the model.
     """
 
     def __init__(
@@ -196,16 +170,14 @@ class RelationEncoder(torch.nn.Module):
         table: EntityTable | Mapping[str, EntityTable] | None,
         *,
         norm: float | None,
-        markers: Markers = MARKERS[DEFAULT_MARKERS],
-        max_length: int = 128,
+        settings: EncoderSettings = EncoderSettings(),
         autocast: bool = False,
-        missing: str = "plain",
         variant: str | None = None,
-        read_at: str = "markers",
     ):
         super().__init__()
-        if read_at not in READ_AT:
-            raise ValueError(f"unknown read_at {read_at!r}; expected one of {READ_AT}")
+        if settings.read_at not in READ_AT:
+            raise ValueError(f"unknown read_at {settings.read_at!r}; expected one of {READ_AT}")
+        markers = markers_named(settings.markers)
         if markers.new_tokens:
             add_marker_tokens(model, tokenizer, markers)
         self.model = model
@@ -213,11 +185,12 @@ class RelationEncoder(torch.nn.Module):
         self.table = table
         self.norm = norm
         self.markers = markers
-        self.max_length = min(max_length, max_input_length(model))  # a longer budget would overrun the positions
+        # a longer budget than the model's would overrun the positions
+        self.max_length = min(settings.max_length, max_input_length(model))
         self.autocast = autocast
-        self.missing = missing  # what a mention without a vector becomes (pelt.injection.MISSING)
+        self.missing = settings.missing  # what a mention without a vector becomes (pelt.injection.MISSING)
         self.variant = variant or ("pelt" if table is not None else "baseline")  # for result files
-        self.read_at = read_at
+        self.read_at = settings.read_at
         self.stats: Counter = Counter()
         bracket = (
             tokenizer(" (", add_special_tokens=False)["input_ids"]
@@ -378,18 +351,7 @@ def load_encoder(
             train_table = EntityTable.open(tables.train_table)
             train_table.check_model(model)
             table = {"train": train_table, "test": table}
-    return RelationEncoder(
-        model,
-        tokenizer,
-        table,
-        norm=norm,
-        markers=markers_named(settings.markers),
-        max_length=settings.max_length,
-        autocast=autocast,
-        missing=settings.missing,
-        variant=variant,
-        read_at=settings.read_at,
-    )
+    return RelationEncoder(model, tokenizer, table, norm=norm, settings=settings, autocast=autocast, variant=variant)
 
 
 def resolve_instances(
@@ -512,17 +474,15 @@ class AdamWNoBiasCorrection(torch.optim.Optimizer):
 
 def adamw_with_warmup(
     module: torch.nn.Module,
-    lr: float,
-    weight_decay: float,
+    settings: OptimizerSettings,
     total_steps: int,
-    warmup: float,
     *,
     warmup_steps: int | None = None,
     bias_correction: bool = True,
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
-    """AdamW with linear warm-up over ``warmup`` of the steps (or ``warmup_steps`` steps, as the paper's
-    FewRel code: 300), then linear decay (the paper's schedule); ``bias_correction`` False is that
-    code's optimiser (:class:`AdamWNoBiasCorrection`).
+    """AdamW with linear warm-up over ``settings.warmup`` of the steps (or ``warmup_steps`` steps, as
+    the paper's FewRel code: 300), then linear decay (the paper's schedule); ``bias_correction``
+    False is that code's optimiser (:class:`AdamWNoBiasCorrection`).
 
     Biases and LayerNorm weights get no weight decay, as in both code bases of the paper.
     """
@@ -530,11 +490,27 @@ def adamw_with_warmup(
     for name, param in module.named_parameters():
         if param.requires_grad:
             (no_decay if name.endswith("bias") or "norm" in name.lower() else decay).append(param)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    groups = [{"params": decay, "weight_decay": settings.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    lr = settings.lr
     optimizer = torch.optim.AdamW(groups, lr=lr) if bias_correction else AdamWNoBiasCorrection(groups, lr=lr)
-    warm = int(warmup * total_steps) if warmup_steps is None else warmup_steps
+    warm = int(settings.warmup * total_steps) if warmup_steps is None else warmup_steps
     schedule = get_linear_schedule_with_warmup(optimizer, warm, max(1, total_steps))
     return optimizer, schedule
+
+
+def take_step(
+    module: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    schedule: torch.optim.lr_scheduler.LambdaLR,
+    settings: OptimizerSettings,
+) -> None:
+    """One update of the gradients accumulated in ``module``: clipped at ``settings.max_grad_norm``
+    (None: not clipped), stepped, scheduled, cleared; FewRel and Wiki80 step alike."""
+    if settings.max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(module.parameters(), settings.max_grad_norm)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
 
 
 def snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -42,6 +42,7 @@ from pelt.eval.relation import (
     same_file,
     seed_everything,
     snapshot,
+    take_step,
 )
 from pelt.eval.settings import TableInputs, Wiki80Settings, as_record
 from pelt.logs import progress
@@ -210,9 +211,7 @@ def _fit(
     the earlier) and return its history, else None (the last epoch is scored)."""
     batch_size = settings.batch_size
     n_batches = math.ceil(len(marked["train"]) / batch_size)
-    optimizer, schedule = adamw_with_warmup(
-        classifier, settings.lr, settings.weight_decay, settings.epochs * n_batches, settings.warmup
-    )
+    optimizer, schedule = adamw_with_warmup(classifier, settings.optimizer, settings.epochs * n_batches)
     rng = np.random.default_rng(seed)
     history: list[dict] = []
     best: tuple[float, int, dict] | None = None
@@ -225,10 +224,7 @@ def _fit(
             logits = classifier([marked["train"][i] for i in picked])
             loss = F.cross_entropy(logits, gold["train"][picked].to(logits.device))
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(classifier.parameters(), settings.max_grad_norm)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            take_step(classifier, optimizer, schedule, settings.optimizer)
             losses.append(loss.item())
         logger.info("Wiki80 epoch %d: training loss %.4f", epoch, np.mean(losses))
         if "select" in marked:

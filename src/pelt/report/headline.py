@@ -36,15 +36,14 @@ MEANINGS = {
 def write_headline(
     lama_jsons: Sequence[str | os.PathLike[str]],
     sweep_jsons: Sequence[str | os.PathLike[str]],
-    fewrel_jsons: Sequence[str | os.PathLike[str]],
-    wiki80_jsons: Sequence[str | os.PathLike[str]],
+    finetuning_jsons: Sequence[str | os.PathLike[str]],
     out_html: str | os.PathLike[str],
 ) -> list[str]:
     """The report's landing page: per model, each benchmark's number without and with the table, the
     difference, the paper's same three numbers where it reports the model, a sentence on what each
     comparison means, and every flag of the results (returned too)."""
     lama = [r for r in _read_jsons(lama_jsons) if r["variant"] in ("baseline", "pelt")]
-    finetuning = [*_read_jsons(fewrel_jsons), *_read_jsons(wiki80_jsons)]
+    finetuning = _read_jsons(finetuning_jsons)  # every fine-tuning kind's per-seed results
     seed_rows = aggregate_seeds(finetuning, lambda r: r.get("dataset", r["task"]))
     flags = lama_flags(lama) + norm_sweep_flags(_read_jsons(sweep_jsons)) + chance_flags(seed_rows, BENCHMARK_NAMES)
     models = sorted({str(r["model"]) for r in lama} | {str(r["model"]) for r in finetuning})

@@ -28,7 +28,7 @@ from pelt.eval.fewrel import (
     split_fewrel,
 )
 from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances, trains_deterministically
-from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs
+from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs, parse
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks import Entity, Instance, read_instances
@@ -278,7 +278,7 @@ def test_steps_zero_tests_the_pretrained_encoder(tiny_model_dirs, data, tmp_path
     assert result["hyperparameters"]["precision"] == "fp32"
     # the score is that of the unchanged pre-trained encoder on the seed's test episodes
     model, tokenizer = load_masked_lm(model_dir, precision="fp32")
-    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=SMALL.encoder.max_length)
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, settings=SMALL.encoder)
     test = read_instances([data["test"]])
     episodes = sample_episodes(relation_pool(test, 2, 2, "t"), SMALL.test_episodes, 2, 1, 1, seed=3, stream=2)
     expected = episode_accuracy(encoder, encoder.mark(test, resolve_instances(test, None)), episodes, 64, "t")
@@ -308,18 +308,21 @@ def test_training_keeps_the_best_validation_weights(tiny_model_dirs, data):  # n
     marked["validation"] = marked["train"]
     pool = relation_pool(instances, 3, 2, "t")
     val_set = sample_episodes(pool, 8, 2, 1, 2, seed=0, stream=1)
-    settings = FewRelSettings(
-        n_way=2,
-        k_shot=1,
-        steps=4,
-        batch_size=1,
-        lr=5e-3,
-        warmup=0.0,
-        weight_decay=0.0,
-        dropout=0.5,
-        eval_every=1,
-        train_n_query=2,
-        eval_batch_size=16,
+    settings = parse(
+        FewRelSettings,
+        {
+            "n_way": 2,
+            "k_shot": 1,
+            "steps": 4,
+            "batch_size": 1,
+            "lr": 5e-3,
+            "warmup": 0.0,
+            "weight_decay": 0.0,
+            "dropout": 0.5,
+            "eval_every": 1,
+            "train_n_query": 2,
+            "eval_batch_size": 16,
+        },
     )
     history = _train(encoder, marked, pool, val_set, settings, seed=0)
     accuracies = [h["accuracy"] for h in history["history"]]
@@ -432,7 +435,13 @@ def test_paper_schedule_validates_from_first_eval_without_clipping(tiny_model_di
     clipped = []
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: clipped.append(1))
     ours_settings = replace(SMALL, steps=6, eval_every=2)
-    paper_settings = replace(ours_settings, warmup_steps=3, bias_correction=False, max_grad_norm=None, first_eval=4)
+    paper_settings = replace(
+        ours_settings,
+        warmup_steps=3,
+        bias_correction=False,
+        optimizer=replace(ours_settings.optimizer, max_grad_norm=None),
+        first_eval=4,
+    )
     files = FewRelFiles([data["train"]], [data["test"]], [data["test"]])
     options = dict(tables=TableInputs("baseline"), seed=42)
     paper = run_fewrel(

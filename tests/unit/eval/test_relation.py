@@ -17,8 +17,6 @@ from conftest import REPO
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from pelt.eval.relation import (
-    MARKERS,
-    Markers,
     RelationEncoder,
     _slots_after,
     accuracy_by_relation,
@@ -29,7 +27,7 @@ from pelt.eval.relation import (
     marked_text,
     resolve_instances,
 )
-from pelt.eval.settings import EncoderSettings, TableInputs
+from pelt.eval.settings import MARKERS, EncoderSettings, Markers, TableInputs
 from pelt.eval.variants import resolve_norm
 from pelt.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
 from pelt.table import EntityTable, write_table
@@ -283,8 +281,8 @@ def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # 
     entity_ids = [("E0", "not_in_table"), (None, None), ("not_in_table", "E2")]
     norm = float(np.linalg.norm(emb))
 
-    plain = RelationEncoder(model, tokenizer, None, norm=None, markers=markers)
-    pelt = RelationEncoder(model, tokenizer, table, norm=norm, markers=markers)
+    plain = RelationEncoder(model, tokenizer, None, norm=None, settings=EncoderSettings(markers=markers))
+    pelt = RelationEncoder(model, tokenizer, table, norm=norm, settings=EncoderSettings(markers=markers))
     texts = [marked_text(inst, markers) for inst in instances]
     with torch.no_grad():
         got_plain = plain(plain.mark(instances, entity_ids))
@@ -306,7 +304,9 @@ def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # 
         chars.append(tuple(shifted))
         slot_chars.append(tuple(read))
     expected_pelt = _reference(model_dir, with_words, chars)
-    at_slots = RelationEncoder(model, tokenizer, table, norm=norm, markers=markers, read_at="slots")
+    at_slots = RelationEncoder(
+        model, tokenizer, table, norm=norm, settings=EncoderSettings(markers=markers, read_at="slots")
+    )
     with torch.no_grad():
         got_slots = at_slots(at_slots.mark(instances, entity_ids))
     torch.testing.assert_close(got_slots, _reference(model_dir, with_words, slot_chars), atol=1e-5, rtol=1e-4)
@@ -340,7 +340,7 @@ def test_new_marker_tokens_read_as_the_papers_code(family, tiny_model_dirs):  # 
     model, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
     rows = model.get_input_embeddings().num_embeddings
     old = model.get_input_embeddings().weight.detach().clone()
-    encoder = RelationEncoder(model, tokenizer, None, norm=None, markers=MARKERS["tokens"])
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, settings=EncoderSettings(markers="tokens"))
     assert len(tokenizer) == rows + 4 and model.get_input_embeddings().num_embeddings == rows + 4
     torch.testing.assert_close(model.get_input_embeddings().weight[:rows], old)
     new_ids = tokenizer.convert_tokens_to_ids(["[unused0]", "[unused1]", "[unused2]", "[unused3]"])
@@ -371,7 +371,7 @@ def test_new_marker_tokens_read_as_the_papers_code(family, tiny_model_dirs):  # 
 
 def test_cut_markers_fall_back_and_are_counted(tiny_model_dirs):  # noqa: F811
     model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
-    encoder = RelationEncoder(model, tokenizer, None, norm=None, max_length=12)
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, settings=EncoderSettings(max_length=12))
     long = _inst("Marie Curie was born in the city of Warsaw on the Vistula river in Poland .", (0, 2), (8, 9))
     with torch.no_grad():
         vectors = encoder(encoder.mark([long], [(None, None)]))
@@ -440,7 +440,7 @@ def test_fp32_attention_masks_padding_as_sdpa(family, tiny_model_dirs):  # noqa:
     attention_for_training(model, autocast=True)
     assert model.config._attn_implementation == "sdpa_fp32"
     markers = FAMILY_MARKERS[family]
-    encoder = RelationEncoder(model, tokenizer, None, norm=None, markers=markers)
+    encoder = RelationEncoder(model, tokenizer, None, norm=None, settings=EncoderSettings(markers=markers))
     instances = [_inst(s.format(m=markers.head[0]), h, t) for s, h, t in SENTENCES]
     marked = encoder.mark(instances, [(None, None)] * len(instances))
     with torch.no_grad():

@@ -15,7 +15,7 @@ from conftest import REPO
 from relation_data import records, write_wiki80
 
 from pelt.eval.relation import RelationEncoder, resolve_instances
-from pelt.eval.settings import TableInputs, Wiki80Settings
+from pelt.eval.settings import TableInputs, Wiki80Settings, parse
 from pelt.eval.wiki80 import (
     MarkerClassifier,
     Wiki80Files,
@@ -70,7 +70,7 @@ def _run(
     **settings,
 ) -> dict:
     run_files = Wiki80Files(files["train"], files["dev"], files["labels"], select_on)
-    options = dict(tables=tables, settings=Wiki80Settings(**{"epochs": 2, "batch_size": 8, **settings}), seed=42)
+    options = dict(tables=tables, settings=parse(Wiki80Settings, {"epochs": 2, "batch_size": 8, **settings}), seed=42)
     return run_wiki80(str(model_dir), run_files, str(out), **options)
 
 
@@ -93,7 +93,7 @@ def test_classifier_learns_the_training_set(tiny_model_dirs, files, tmp_path):  
         Wiki80Files(files["train"], files["train"], files["labels"]),
         str(tmp_path / "r.json"),
         tables=NO_TABLE,
-        settings=Wiki80Settings(epochs=15, batch_size=8, lr=3e-3, dropout=0.0),
+        settings=parse(Wiki80Settings, {"epochs": 15, "batch_size": 8, "lr": 3e-3, "dropout": 0.0}),
         seed=1,
     )
     assert result["accuracy"] >= 0.9

@@ -276,7 +276,7 @@ def test_headline_has_each_benchmark_with_the_papers_numbers_meanings_and_flags(
         _fewrel(tmp_path, "baseline", 2, 0.8),
         _fewrel(tmp_path, "pelt", 1, 0.21),
     ]
-    flags = write_headline(lama, [], fewrel, [], tmp_path / "h.html")
+    flags = write_headline(lama, [], fewrel, tmp_path / "h.html")
     html = (tmp_path / "h.html").read_text()
     # ours without and with the table, the difference, the paper's three (Table 4: 24.7 -> 27.5)
     rows = html_rows(html)
