@@ -125,6 +125,11 @@ def model_ids(models: Sequence[Mapping]) -> dict[str, Mapping]:
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
+def is_hub_name(name: str) -> bool:
+    """Shaped like a model hub repository id (``name`` or ``org/name``), whether or not it exists."""
+    return bool(_HUB_NAME.fullmatch(name)) and ".." not in name and "--" not in name
+
+
 def check_model_names(models: Sequence[Mapping]) -> None:
     """Refuse, before the first job, a model ``name`` that nothing could load: not ``demo``, not an
     existing local path, and not shaped like a hub name (``org/name``): a mistyped folder
@@ -134,7 +139,7 @@ def check_model_names(models: Sequence[Mapping]) -> None:
         name = model["name"]
         if name == "demo" or os.path.exists(name):
             continue
-        if not _HUB_NAME.fullmatch(name) or ".." in name or "--" in name:
+        if not is_hub_name(name):
             raise ValueError(
                 f"models[{i}].name: {name!r} is no local path that exists, nor a model hub name (org/name)"
             )

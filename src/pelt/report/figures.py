@@ -9,7 +9,6 @@ The paper's numbers, where it reports the same setting, are drawn beside ours as
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from pelt.report.flags import chance_level  # noqa: E402
 from pelt.report.lama_summary import fact_p_at_1  # noqa: E402
 from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model  # noqa: E402
 from pelt.report.pipeline import stage_times  # noqa: E402
+from pelt.report.tables import read_result  # noqa: E402
 
 logger = logging.getLogger(__name__)
 matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "pelt"})
@@ -40,10 +40,6 @@ VARIANT_COLOURS = {
 }
 # The paper's subject-frequency buckets (Table 5): drawn as lines on the frequency distribution.
 BUCKET_EDGES = (10, 50, 100)
-
-
-def _short(model: str) -> str:
-    return str(model).rstrip("/").rsplit("/", 1)[-1]
 
 
 def _save(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
@@ -72,10 +68,7 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
     A bar is P@1 per fact, as the authors' code counts it; a short black line on it marks the mean
     over the bucket's relations (ours). Buckets without facts are left out; each label gives its
     number of facts."""
-    results = []
-    for path in result_jsons:
-        with open(path, encoding="utf-8") as fh:
-            results.append(json.load(fh))
+    results = [read_result(path) for path in result_jsons]
     bucketed = [r for r in results if r.get("buckets")]
     if not bucketed:
         raise ValueError("no LAMA result has frequency buckets (they need the entity table)")
@@ -123,7 +116,7 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
                 ax.plot(*zip(*points), marker, color="black", label=f"paper {variant}", linestyle="none")
         ax.set_xticks(x, [f"{b}\nn={runs[0]['buckets'][b]['facts']}" for b in buckets])
         ax.set_xlabel("subject's mentions in the corpus (T-REx facts)")
-        ax.set_title(f"{_short(model)}: LAMA T-REx P@1 by subject frequency")
+        ax.set_title(f"{model}: LAMA T-REx P@1 by subject frequency")
     axes[0][0].set_ylabel("P@1 per fact (%), as the paper")
     axes[0][0].set_ylim(0, _top(tops))
     axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
@@ -136,10 +129,9 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
     fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     all_norms: set[float] = set()
     for i, path in enumerate(sweep_jsons):
-        with open(path, encoding="utf-8") as fh:
-            sweep = json.load(fh)
+        sweep = read_result(path)
         colour = COLOURS[i % len(COLOURS)]
-        name = _short(sweep["model"])
+        name = sweep["model"]
         norms = [r["norm"] for r in sweep["norms"]]
         all_norms.update(norms)
         scores = [100 * r["macro_p_at_1"] for r in sweep["norms"]]
@@ -200,7 +192,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
             width,
             yerr=[s or 0 for s in stds] if any(stds) else None,
             capsize=3,
-            label=f"{_short(model)} {variant}" + (" (± std over seeds)" if any(stds) else ""),
+            label=f"{model} {variant}" + (" (± std over seeds)" if any(stds) else ""),
             color=VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)]) if len(series) <= 2 else COLOURS[i],
         )
         _bar_labels(ax, bars, means)

@@ -25,15 +25,11 @@ FEW_INJECTED_SHARE = 0.1
 CHANCE_SE = 2.0
 
 
-def _model_name(model: str) -> str:
-    return str(model).rstrip("/").rsplit("/", 1)[-1]
-
-
 def lama_flags(results: Sequence[dict]) -> list[str]:
     """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.eval.lama` writes them)."""
     flags = []
     for r in results:
-        name = f"LAMA `{_model_name(r['model'])}` {r['variant']}"
+        name = f"LAMA `{r['model']}` {r['variant']}"
         scores = [r["macro_p_at_1"], *((b.get("macro_p_at_1") or 0.0) for b in (r.get("benchmarks") or {}).values())]
         facts = r["counts"]["facts_evaluated"]
         if facts and not any(scores):
@@ -55,7 +51,7 @@ def norm_sweep_flags(sweeps: Sequence[dict]) -> list[str]:
     larger for a hub model), or every P@1 of the sweep 0."""
     flags = []
     for s in sweeps:
-        name = f"norm sweep `{_model_name(s['model'])}`"
+        name = f"norm sweep `{s['model']}`"
         by_norm = {r["norm"]: r["macro_p_at_1"] for r in s["norms"]}
         if not any(by_norm.values()):
             flags.append(f"{name}: P@1 is 0 at every L; the chosen L = {s['chosen_norm']:g} is arbitrary.")
@@ -90,7 +86,7 @@ def chance_flags(rows: Sequence[dict], benchmark_names: dict[str, str]) -> list[
     flags = []
     for r in rows:
         chance = chance_level(r["benchmark"], r["setting"], r.get("classes"))
-        name = f"{benchmark_names.get(r['benchmark'], r['benchmark'])} {r['setting']} `{_model_name(r['model'])}` "
+        name = f"{benchmark_names.get(r['benchmark'], r['benchmark'])} {r['setting']} `{r['model']}` "
         name += r["variant"]
         if chance is None:
             flags.append(f"{name}: chance level unknown (the results do not record the number of classes).")

@@ -4,7 +4,6 @@ table beside the paper's, what each comparison means, and every flag raised on t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -13,7 +12,7 @@ from pelt.report.flags import CHANCE_CHECKS, LAMA_CHECKS, SWEEP_CHECKS, chance_f
 from pelt.report.html import flag_lines, markdown_html, write_page
 from pelt.report.lama_summary import LAMA_COLUMNS, MACRO_OURS, MACRO_PAPER, PER_FACT, fact_p_at_1
 from pelt.report.paper import PAPER_CITATION, paper_result
-from pelt.report.tables import mean_std, percent
+from pelt.report.tables import mean_std, percent, read_result
 
 # The two variants the landing page compares: without and with the table.
 VARIANTS = ("baseline", "pelt")
@@ -76,11 +75,7 @@ def write_headline(
 
 
 def _read_jsons(paths: Sequence[str | os.PathLike[str]]) -> list[dict]:
-    results = []
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            results.append(json.load(fh))
-    return results
+    return [read_result(path) for path in paths]
 
 
 def _delta(a: float | None, b: float | None) -> str:

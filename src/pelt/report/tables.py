@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Sequence
 
+from pelt.config import is_hub_name
 from pelt.report.html import markdown_html, write_page
 
 # Rows in this order: without the table, with it, then the controls.
@@ -36,13 +37,28 @@ def mean_std(mean: float | None, std: float | None) -> str:
     return percent(mean) if std is None else f"{percent(mean)} ± {percent(std)}"
 
 
+def model_label(name: str) -> str:
+    """How the report names a model: a hub name as it is (``FacebookAI/roberta-base``), a local
+    folder by its last part (``results/models/demo`` -> ``demo``, the config's id for the demo)."""
+    name = str(name).rstrip("/")
+    return name if is_hub_name(name) else name.rsplit("/", 1)[-1]
+
+
+def read_result(path: str | os.PathLike[str]) -> dict:
+    """One result file, its model named as the report names it (:func:`model_label`)."""
+    with open(path, encoding="utf-8") as fh:
+        result = json.load(fh)
+    if "model" in result:
+        result["model"] = model_label(result["model"])
+    return result
+
+
 def load_results(result_jsons: Sequence[str | os.PathLike[str]], task: str, fields: set[str]) -> list[dict]:
     """The result files of one task; a file of another task, or one without ``fields``, is an error
     rather than a row of the wrong numbers."""
     results = []
     for path in result_jsons:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
+        result = read_result(path)
         missing = fields - set(result)
         if result.get("task") != task or missing:
             raise ValueError(f"{path}: not a {task} result (task {result.get('task')!r}, missing {sorted(missing)})")

@@ -16,7 +16,7 @@ from pelt.report.lama_summary import write_norm_sweep_summary
 
 def _lama(variant: str, macro: float, facts: int = 500, injected: int = 400) -> dict:
     return {
-        "model": "/models/demo",
+        "model": "demo",  # as the report reads it (pelt.report.tables.model_label)
         "variant": variant,
         "macro_p_at_1": macro,
         "benchmarks": {"T-REx": {"macro_p_at_1": macro}, "G-RE": {"macro_p_at_1": None}},

@@ -10,9 +10,11 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jinja2
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from docutils.core import publish_parts
 import pytest
 from html_pages import html_rows
 
@@ -294,3 +296,30 @@ def test_headline_has_each_benchmark_with_the_papers_numbers_meanings_and_flags(
     )
     assert len(flags) == 2 and "only 40 of 1000 facts" in flags[0] and "at chance" in flags[1]
     assert html.count('<p class="flag">') == 2
+
+
+@pytest.mark.parametrize(
+    ("tasks", "says", "never"),
+    [
+        (
+            {"lama": {}, "fewrel": {}, "fewrel2": {"kind": "fewrel"}, "wiki80": {}, "entities_x": {}},
+            "What they add on the configured tasks (lama, fewrel, fewrel2, wiki80)",
+            "No task evaluates",
+        ),
+        ({"entities": {}, "mine": {"kind": "entities"}}, "the tables are built for the listed entities", "LAMA"),
+    ],
+)
+def test_the_landing_page_speaks_of_what_the_config_ran(tasks: dict, says: str, never: str):
+    """The report's landing text, rendered as Snakemake renders it (its Jinja settings, the config
+    as ``snakemake.config``): an entity list's run is not told of LAMA and Wiki80."""
+
+    class Snakemake:
+        config = {"tasks": tasks, "corpora": {"wikipedia": {}}, "models": [{"name": "demo"}]}
+
+    template = (Path(__file__).parents[3] / "workflow" / "report" / "workflow.rst").read_text()
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    text = env.from_string(template).render(snakemake=Snakemake, categories={}, files=[])
+    html = publish_parts(text, writer_name="html")["html_body"]
+    flat = " ".join(text.split())
+    assert says in flat and never not in flat, flat
+    assert "entity tables built from 1 corpus (corpora) for 1 model(s)." in flat and "<p>" in html

@@ -13,6 +13,7 @@ import pytest
 from pelt.report.finetuning_summary import write_fewrel_summary, write_wiki80_summary
 from pelt.report.lama_summary import write_lama_summary, write_norm_sweep_summary
 from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model
+from pelt.report.tables import model_label, read_result
 
 
 def _result(
@@ -55,6 +56,21 @@ def _bucket(correct_by_relation: dict[str, tuple[int, int]]) -> dict:
         "macro_p_at_1": sum(macro) / len(macro) if macro else None,
         "relations": len(macro),
     }
+
+
+@pytest.mark.parametrize(
+    ("recorded", "shown"),
+    [
+        ("results/models/demo", "demo"),  # the demo model's folder: the config's id
+        ("/data/models/my-roberta/", "my-roberta"),
+        ("roberta-base", "roberta-base"),
+        ("FacebookAI/roberta-base", "FacebookAI/roberta-base"),  # a hub name keeps its organisation
+    ],
+)
+def test_the_report_names_a_model_by_its_id_not_its_path(tmp_path: Path, recorded: str, shown: str):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"task": "lama", "model": recorded}))
+    assert model_label(recorded) == shown and read_result(path)["model"] == shown
 
 
 def test_rows_and_markdown(tmp_path: Path):
@@ -181,14 +197,14 @@ def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
     assert float(pelt["paper_mean"]) == pytest.approx(0.927) and float(pelt["paper_std"]) == pytest.approx(0.003)
     assert rows[("fewrel1", "roberta-base", "baseline", "5-1")]["accuracy_std"] == ""  # one seed: no std
     assert float(rows[("fewrel2", "roberta-base", "pelt", "10-5")]["paper_mean"]) == pytest.approx(0.856)
-    assert rows[("fewrel1", "/models/demo", "pelt", "5-1")]["paper_mean"] == ""  # not the paper's model
+    assert rows[("fewrel1", "demo", "pelt", "5-1")]["paper_mean"] == ""  # not the paper's model
     table = [line for line in out_md.read_text().splitlines() if line.startswith("|")]
     assert table[0] == "| Model | Variant | FewRel 1.0 5-1 | FewRel 1.0 10-1 | FewRel 2.0 10-5 |"
     assert "| `roberta-base` | pelt | 92.0 ± 2.0 | 80.0 | 80.0 |" in table
     assert "| paper (Ye et al. 2022) | pelt | 92.7 ± 0.3 | 87.5 ± 0.3 | 85.6 ± 0.2 |" in table
     assert "| `roberta-base` | baseline | 88.0 | – | – |" in table
     assert "| paper (Ye et al. 2022) | baseline | 90.4 ± 0.3 | – | – |" in table
-    assert "| `/models/demo` | pelt | 50.0 | – | – |" in table and len(table) == 2 + 5
+    assert "| `demo` | pelt | 50.0 | – | – |" in table and len(table) == 2 + 5
 
 
 def test_fewrel_summary_splits_by_head_and_lists_the_controls(tmp_path: Path):
