@@ -49,18 +49,8 @@ from pelt.corpus.documents import (
     files_without_documents,
     log_skips,
 )
-from pelt.corpus.dump import (
-    DumpPage,
-    DumpStats,
-    dump_site,
-    is_bz2,
-    is_multistream,
-    iter_bz2_range_pages,
-    iter_dump_pages,
-    iter_multistream_pages,
-    multistream_index_path,
-    multistream_ranges,
-)
+from pelt.corpus.dump import DumpPage, DumpStats, dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
+from pelt.corpus.multistream import is_multistream, iter_multistream_pages, multistream_index_path, multistream_ranges
 from pelt.corpus.site import ENGLISH, SiteInfo
 from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikitext import wikitext_to_plain

@@ -16,15 +16,8 @@ from hypothesis import strategies as st
 
 import pelt.corpus.dump
 from pelt.corpus.bz2_blocks import bz2_block_ranges
-from pelt.corpus.dump import (
-    DumpStats,
-    iter_bz2_range_pages,
-    iter_dump_pages,
-    iter_multistream_pages,
-    iter_pages_from_chunks,
-    multistream_index_path,
-    multistream_ranges,
-)
+from pelt.corpus.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.multistream import iter_multistream_pages, multistream_index_path, multistream_ranges
 from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikipedia import _page_rows, multistream_without_index, wikipedia_work_items
 from pelt.corpus.wikitext import Link, wikitext_to_plain
