@@ -46,13 +46,15 @@ class DumpStats:
     the next block or ``<page>``; any other error stops the read, every page completed before it
     having been yielded. What was lost is counted where it can be known: the page cut
     (``cut_pages``) and the compressed bytes skipped or never read (``bytes_unread``). Pages wholly
-    inside those bytes cannot be counted: nothing says how many there were.
+    inside those bytes are counted only where a multistream index says how many there were
+    (``pages_unread``); elsewhere nothing does.
     """
 
     pages: int = 0
     pages_started: int = 0  # <page> start tags seen: pages + bad_pages + cut_pages
     bad_pages: list[str] = field(default_factory=list)
     cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages an error cut
+    pages_unread: int = 0  # pages a multistream index lists in skipped streams, never begun
     errors: list[str] = field(default_factory=list)
     bytes_unread: int = 0  # input bytes (compressed for bz2) skipped, or after the point where reading stopped
     trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
