@@ -777,6 +777,54 @@ def test_mutated_real_pages_parse_without_leaking_markup(real_pages: dict[str, s
     assert_well_formed(window)
 
 
+QUOTE_RUN = re.compile("'{2,}")
+# An apostrophe written as a character reference is text, not markup: "'&#39;" shows two.
+APOSTROPHE_REFERENCE = re.compile(r"&(?:#0*39|#x0*27|apos);", re.IGNORECASE)
+# Where a window begins: at markup, so that it cuts constructs open (an opener's closer outside it,
+# a closer without its opener), or anywhere.
+MARKUP = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|''|\||\{\|")
+
+
+def assert_no_quote_markup(wikitext: str, text: str) -> None:
+    """No run of bold or italic quotes shows: a run of n > 5 quotes shows n - 5 apostrophes (MediaWiki's
+    doQuotes), so the text's runs are shorter by 5 than the longest of the wikitext."""
+    if APOSTROPHE_REFERENCE.search(wikitext):
+        return
+    longest = max((len(run.group()) for run in QUOTE_RUN.finditer(wikitext)), default=0)
+    shown = max((len(run.group()) for run in QUOTE_RUN.finditer(text)), default=0)
+    assert shown == 0 or shown <= longest - 5, text
+
+
+@settings(
+    max_examples=300, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.data())
+def test_windows_of_real_pages_leak_no_markup(real_pages: dict[str, str], data: st.DataObject) -> None:
+    """Any window of a real page, hostile input that cuts templates, links, refs and quotes open."""
+    page = real_pages[data.draw(st.sampled_from(sorted(real_pages)))]
+    size = data.draw(st.sampled_from([80, 400, 2000, 6000]))
+    marks = [match.start() for match in MARKUP.finditer(page)]
+    start = data.draw(st.sampled_from(marks) | st.integers(0, len(page))) + data.draw(st.integers(0, 2))
+    window = page[start : start + size]
+    text, _ = assert_well_formed(window)
+    assert_no_quote_markup(window, text)
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "shown"),
+    [
+        # a real infobox cut open (Agriculture): its flag templates are removed, the quotes around them stay bold
+        ("| label1 = (01) '''{{CHN}}''' | data1 = 1,088", "| label1 = (01) | data1 = 1,088"),
+        ("| label3 = (—) '''''{{EU}}''''' | data3 = 333", "| label3 = (—) | data3 = 333"),
+        ("'''{{ {{{1}}} }}''' and ''{{{p}}}'' and ''}}''", "and and"),
+    ],
+)
+def test_quotes_around_a_removed_template_stay_apart(wikitext: str, shown: str) -> None:
+    text, _ = assert_well_formed(wikitext)
+    assert text == shown
+    assert_no_quote_markup(wikitext, text)
+
+
 def test_zero_padded_character_references_are_judged_by_value() -> None:
     pages = [page_xml(1, "Alpha", "a &#00000000001; b &#x0000000041; c &#0000000000000000000065;"), PAGES[3]]
     data = dump(pages)
