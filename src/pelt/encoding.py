@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -61,6 +61,25 @@ _POOL_ROWS = 16_384  # rows sorted together by length; larger pools pack tighter
 _QUEUE_DEPTH = 4  # batches prepared ahead of the device
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EncodingSettings:
+    """How sampled mentions are encoded: the config's ``encoding`` block but ``shards`` (which says
+    how many jobs share the work, not how one job does it). One frozen value with the defaults in one
+    place, passed whole from the workflow's job to the encoder.
+
+    ``max_seq_len`` (tokens of a window, special tokens included; capped at the model's positions)
+    and ``precision`` (``auto``, ``fp32``, ``bf16``, ``fp16``: see :func:`pelt.models.resolve_dtype`)
+    change the vectors; ``tokens_per_batch``, ``device`` (``auto``, ``cpu``, ``cuda``...) and
+    ``host_workers`` (:func:`resolve_host_workers`) only how fast they come.
+    """
+
+    max_seq_len: int = 128
+    tokens_per_batch: int = 16_384
+    precision: str = "auto"
+    device: str = "auto"
+    host_workers: int | str = 0
 
 
 @dataclass
@@ -230,17 +249,17 @@ def _encode(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     chunks: Iterable[Rows],
+    settings: EncodingSettings,
     *,
-    max_seq_len: int,
-    tokens_per_batch: int,
     total_rows: int | None,
     shard: tuple[int, int] | None = None,
-    host_workers: int | str = 0,
 ) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str]]:
     """Stream ``chunks`` through the model; returns ids, fp32 sums [N, H], counts and skip statistics.
 
-    ``host_workers``: see :func:`resolve_host_workers`.
+    ``settings.max_seq_len`` is taken as given: the callers cap it at the model's positions first
+    (:func:`_effective_max_seq_len`), as the table's metadata records it.
     """
+    max_seq_len, tokens_per_batch = settings.max_seq_len, settings.tokens_per_batch
     n_special = tokenizer.num_special_tokens_to_add()
     if max_seq_len <= n_special:
         raise ValueError(f"max_seq_len {max_seq_len} leaves no room beside {n_special} special tokens")
@@ -249,7 +268,7 @@ def _encode(
             f"tokens_per_batch {tokens_per_batch} < max_seq_len {max_seq_len}: a long sentence fits no batch"
         )
     device = next(model.parameters()).device
-    workers = resolve_host_workers(host_workers, device, total_rows)
+    workers = resolve_host_workers(settings.host_workers, device, total_rows)
     preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, device.type == "cuda", workers)
     accumulator = _Accumulator(model.config.hidden_size, device)
     began = time.perf_counter()
@@ -343,15 +362,12 @@ def build_table(
         )
         for lo in range(0, len(sentences), _POOL_ROWS)
     )
-    ids, sums, counts, _ = _encode(
-        model,
-        tokenizer,
-        chunks,
+    settings = EncodingSettings(
         max_seq_len=_effective_max_seq_len(model, max_seq_len),
         tokens_per_batch=tokens_per_batch,
-        total_rows=len(sentences),
         host_workers=host_workers,
     )
+    ids, sums, counts, _ = _encode(model, tokenizer, chunks, settings, total_rows=len(sentences))
     return ids, sums, counts
 
 
@@ -432,16 +448,13 @@ def encode_samples(
     model_name_or_path: str,
     out_path: str,
     *,
+    settings: EncodingSettings = EncodingSettings(),
     frequencies_path: str | None = None,
-    max_seq_len: int = 128,
-    tokens_per_batch: int = 16_384,
-    precision: str = "auto",
-    device: str = "auto",
     shard: tuple[int, int] | None = None,
     cache_dir: str | None = None,
-    host_workers: int | str = 0,
 ) -> dict[str, int]:
-    """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``.
+    """Encode the sampled mentions at ``samples_path`` (Parquet file or directory) into ``out_path``,
+    as ``settings`` say (:class:`EncodingSettings`).
 
     ``shard=(i, n)`` encodes only the mentions whose stable hash (:func:`shard_of`) is ``i`` mod ``n``;
     the ``n`` shard tables merge (:func:`pelt.table.merge_tables`) into the full table, so shards
@@ -453,15 +466,14 @@ def encode_samples(
     are new (tasks that gain entities) and reuses the others' sums, which are additive, so the
     table equals a full encoding.  ``entities_reused`` / ``entities_encoded`` count them.
 
-    ``host_workers``: processes that tokenize beside the device (:func:`resolve_host_workers`);
-    the table is the same whatever their number.
+    The table is the same whatever ``settings.host_workers`` and ``settings.tokens_per_batch``.
     """
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ValueError(f"shard {shard} is not (index, count) with 0 <= index < count")
     dataset = open_samples(samples_path)
-    model, tokenizer = load_masked_lm(model_name_or_path, device=device, precision=precision)
-    max_seq_len = _effective_max_seq_len(model, max_seq_len)
-    metadata = table_metadata(model, model_name_or_path, max_seq_len=max_seq_len)
+    model, tokenizer = load_masked_lm(model_name_or_path, device=settings.device, precision=settings.precision)
+    settings = replace(settings, max_seq_len=_effective_max_seq_len(model, settings.max_seq_len))
+    metadata = table_metadata(model, model_name_or_path, max_seq_len=settings.max_seq_len)
     digests = mention_digests(samples_path, shard) if cache_dir else {}
     weights = str(metadata["model_digest"])
     reused, reused_sums, reused_counts = (
@@ -471,16 +483,7 @@ def encode_samples(
     batches = dataset.to_batches(columns=list(SAMPLE_COLUMNS), batch_size=_POOL_ROWS)
     chunks = (_without(Rows(*(b.column(c).to_pylist() for c in SAMPLE_COLUMNS)), skip) for b in batches)
     total = dataset.count_rows()
-    ids, sums, counts, stats = _encode(
-        model,
-        tokenizer,
-        chunks,
-        max_seq_len=max_seq_len,
-        tokens_per_batch=tokens_per_batch,
-        total_rows=total,
-        shard=shard,
-        host_workers=host_workers,
-    )
+    ids, sums, counts, stats = _encode(model, tokenizer, chunks, settings, total_rows=total, shard=shard)
     if cache_dir:
         stats["entities_encoded"], stats["entities_reused"] = len(ids), len(reused)
         logger.info("encoding cache: %d entities reused, %d encoded", len(reused), len(ids))

@@ -103,84 +103,122 @@ def _top(df: DataFrame, partition: list[str], n: int) -> DataFrame:
     return df.withColumn("pos", F.row_number().over(order)).filter(F.col("pos") <= n).drop("pos")
 
 
+@dataclass(frozen=True)
+class SamplingSettings:
+    """What decides the sample (the config's ``sampling`` block): at most ``max_per_entity`` mentions
+    per entity (paper: 256) chosen by the rank ``seed`` keys; entities with fewer than
+    ``min_frequency`` mentions get no sample (so no table row) but keep their frequency, so that
+    reports still count them; ``pool``: sample and count only mentions in its sentences (module
+    docstring)."""
+
+    max_per_entity: int = 256
+    seed: int = 42
+    min_frequency: int = 1
+    pool: SentencePool | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_per_entity < 1 or self.min_frequency < 1:
+            raise ValueError(
+                f"max_per_entity and min_frequency must be at least 1, got {self.max_per_entity}, {self.min_frequency}"
+            )
+
+
 def sample_mentions(
     spark: SparkSession,
     mentions_path: str,
     samples_out: str,
     frequencies_out: str,
+    settings: SamplingSettings,
     *,
     wanted: list[str] | None,
-    max_per_entity: int,
-    seed: int,
-    pool: SentencePool | None = None,
-    min_frequency: int = 1,
 ) -> dict[str, int]:
-    """Write up to ``max_per_entity`` mentions per entity and every entity's mention count.
+    """Write up to ``settings.max_per_entity`` mentions per entity and every entity's mention count.
 
     ``wanted``: entity ids to keep (None: all). Wanted entities without any mention get frequency 0,
-    so that reports can show what the corpus lacks. ``min_frequency``: entities with fewer mentions
-    get no sample (so no table row) but keep their frequency, so that reports still count them.
-    ``pool``: sample and count only mentions in its sentences (module docstring). Returns and logs the counts.
+    so that reports can show what the corpus lacks. Returns and logs the counts.
     """
-    if max_per_entity < 1 or min_frequency < 1:
-        raise ValueError(f"max_per_entity and min_frequency must be at least 1, got {max_per_entity}, {min_frequency}")
     mentions = spark.read.parquet(mentions_path)
     counts: dict[str, int] = {"mentions": mentions.count()}
-    if pool is not None:
-        mentions, lengths = in_sentence_pool(mentions, pool)
-        lengths = lengths.cache()
-        outside = lengths.agg(
-            F.sum((F.col("n_tokens") < pool.min_tokens).cast("long")).alias("short"),
-            F.sum((F.col("n_tokens") > pool.max_tokens).cast("long")).alias("long"),
-        ).first()
-        counts["pool_sentences_too_short"] = int(outside["short"] or 0)
-        counts["pool_sentences_too_long"] = int(outside["long"] or 0)
-        mentions = mentions.cache()
-        counts["pool_mentions"] = mentions.count()
-        log.info(
-            "sentence pool %s: %d of %d mentions are in sentences of %d-%d tokens",
-            pool.tokenizer,
-            counts["pool_mentions"],
-            counts["mentions"],
-            pool.min_tokens,
-            pool.max_tokens,
-        )
+    if settings.pool is not None:
+        mentions = _in_pool(mentions, settings.pool, counts)
+    wanted_df = None
     if wanted is not None:
         if any(entity is None for entity in wanted):
             raise ValueError("wanted entity ids must not be None (drop unresolved task entities first)")
         wanted_df = spark.createDataFrame([(entity,) for entity in sorted(set(wanted))], "entity_id string")
         counts["wanted"] = wanted_df.count()
         mentions = mentions.join(wanted_df, "entity_id", "left_semi")
-    frequencies = mentions.groupBy("entity_id").agg(F.count("*").alias("frequency"))
-    if wanted is not None:
-        frequencies = wanted_df.join(frequencies, "entity_id", "left").fillna(0, ["frequency"])
-    frequencies.select(*(F.col(c).cast(t) for c, t in FREQUENCY_TYPES.items())).write.mode("overwrite").parquet(
-        frequencies_out
-    )
-
-    if min_frequency > 1:
-        frequent = spark.read.parquet(frequencies_out).filter(F.col("frequency") >= min_frequency)
+    _write_frequencies(mentions, wanted_df, frequencies_out)
+    if settings.min_frequency > 1:
+        frequent = spark.read.parquet(frequencies_out).filter(F.col("frequency") >= settings.min_frequency)
         mentions = mentions.join(frequent.select("entity_id"), "entity_id", "left_semi")
-    ranked = mentions.withColumn("rank", rank_key(seed))
-    salted = ranked.withColumn("bucket", F.pmod(F.xxhash64("rank"), F.lit(SALT_BUCKETS)))
-    chosen = _top(_top(salted, ["entity_id", "bucket"], max_per_entity), ["entity_id"], max_per_entity)
-    chosen.orderBy("entity_id", "rank").select(*(F.col(c).cast(t) for c, t in SAMPLE_TYPES.items())).write.mode(
-        "overwrite"
-    ).parquet(samples_out)
-
-    written = (
-        spark.read.parquet(frequencies_out)
-        .agg(
-            F.sum("frequency").alias("mentions_wanted"),
-            F.sum((F.col("frequency") > 0).cast("long")).alias("entities"),
-            F.sum((F.col("frequency") > max_per_entity).cast("long")).alias("entities_capped"),
-            F.sum((F.col("frequency") == 0).cast("long")).alias("wanted_without_mentions"),
-            F.sum(F.col("frequency").between(1, min_frequency - 1).cast("long")).alias("entities_below_min_frequency"),
-        )
-        .first()
-    )
-    counts.update({key: int(value or 0) for key, value in written.asDict().items()})
-    counts["samples"] = spark.read.parquet(samples_out).count()
+    _write_sample(mentions, settings, samples_out)
+    counts.update(_written_counts(spark, frequencies_out, samples_out, settings))
     for key, value in counts.items():
         log.info("sample_mentions: %s = %d", key, value)
     return counts
+
+
+def _in_pool(mentions: DataFrame, pool: SentencePool, counts: dict[str, int]) -> DataFrame:
+    """The mentions in ``pool``'s sentences (cached: both the sample and the frequencies read them),
+    and in ``counts`` how many there are and how many sentences were too short or too long."""
+    mentions, lengths = in_sentence_pool(mentions, pool)
+    lengths = lengths.cache()
+    outside = lengths.agg(
+        F.sum((F.col("n_tokens") < pool.min_tokens).cast("long")).alias("short"),
+        F.sum((F.col("n_tokens") > pool.max_tokens).cast("long")).alias("long"),
+    ).first()
+    counts["pool_sentences_too_short"] = int(outside["short"] or 0)
+    counts["pool_sentences_too_long"] = int(outside["long"] or 0)
+    mentions = mentions.cache()
+    counts["pool_mentions"] = mentions.count()
+    log.info(
+        "sentence pool %s: %d of %d mentions are in sentences of %d-%d tokens",
+        pool.tokenizer,
+        counts["pool_mentions"],
+        counts["mentions"],
+        pool.min_tokens,
+        pool.max_tokens,
+    )
+    return mentions
+
+
+def _write_frequencies(mentions: DataFrame, wanted: DataFrame | None, out: str) -> None:
+    """Every entity's mention count before sampling; each wanted entity's, 0 where it has none."""
+    frequencies = mentions.groupBy("entity_id").agg(F.count("*").alias("frequency"))
+    if wanted is not None:
+        frequencies = wanted.join(frequencies, "entity_id", "left").fillna(0, ["frequency"])
+    frequencies.select(*(F.col(c).cast(t) for c, t in FREQUENCY_TYPES.items())).write.mode("overwrite").parquet(out)
+
+
+def _write_sample(mentions: DataFrame, settings: SamplingSettings, out: str) -> None:
+    """Each entity's ``max_per_entity`` mentions of smallest rank key, found in two stages (module docstring)."""
+    n = settings.max_per_entity
+    ranked = mentions.withColumn("rank", rank_key(settings.seed))
+    salted = ranked.withColumn("bucket", F.pmod(F.xxhash64("rank"), F.lit(SALT_BUCKETS)))
+    chosen = _top(_top(salted, ["entity_id", "bucket"], n), ["entity_id"], n)
+    chosen.orderBy("entity_id", "rank").select(*(F.col(c).cast(t) for c, t in SAMPLE_TYPES.items())).write.mode(
+        "overwrite"
+    ).parquet(out)
+
+
+def _written_counts(spark: SparkSession, frequencies: str, samples: str, settings: SamplingSettings) -> dict[str, int]:
+    """The counts read back from what was written: mentions and entities, and what the cap and the
+    minimum frequency did to them."""
+    written = (
+        spark.read.parquet(frequencies)
+        .agg(
+            F.sum("frequency").alias("mentions_wanted"),
+            F.sum((F.col("frequency") > 0).cast("long")).alias("entities"),
+            F.sum((F.col("frequency") > settings.max_per_entity).cast("long")).alias("entities_capped"),
+            F.sum((F.col("frequency") == 0).cast("long")).alias("wanted_without_mentions"),
+            F.sum(F.col("frequency").between(1, settings.min_frequency - 1).cast("long")).alias(
+                "entities_below_min_frequency"
+            ),
+        )
+        .first()
+    )
+    return {
+        **{key: int(value or 0) for key, value in written.asDict().items()},
+        "samples": spark.read.parquet(samples).count(),
+    }

@@ -19,12 +19,13 @@ from tiny_models import FAMILIES, check_mention_spans_from_the_ends
 from transformers import AutoModelForMaskedLM
 
 from pelt import encoding, encoding_host
-from pelt.encoding import build_table, encode_samples, mask_mention, resolve_host_workers, shard_of
+from pelt.encoding import EncodingSettings, build_table, encode_samples, mask_mention, resolve_host_workers, shard_of
 from pelt.encoding_host import Rows
 from pelt.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
 from pelt.table import EntityTable, merge_tables
 
 MAX_SEQ_LEN = 16
+SETTINGS = EncodingSettings(max_seq_len=MAX_SEQ_LEN)
 LONG = (
     "In the long and winding story of the city of Warsaw, which lies on the Vistula river in Poland, "
     "Marie Curie was born, and she later worked in Paris, the capital of France, a country in Europe."
@@ -119,7 +120,11 @@ def test_table_equals_definition(family, tiny_model_dirs, tmp_path):  # noqa: F8
     out = tmp_path / "table.parquet"
 
     stats = encode_samples(
-        str(samples), model_dir, str(out), frequencies_path=str(freq), max_seq_len=MAX_SEQ_LEN, tokens_per_batch=64
+        str(samples),
+        model_dir,
+        str(out),
+        frequencies_path=str(freq),
+        settings=EncodingSettings(max_seq_len=MAX_SEQ_LEN, tokens_per_batch=64),
     )
 
     assert stats["rows"] == len(ROWS)
@@ -305,11 +310,9 @@ def test_host_workers_give_the_same_table(family, shard, tiny_model_dirs, monkey
             model,
             tokenizer,
             iter(pools),
-            max_seq_len=MAX_SEQ_LEN,
-            tokens_per_batch=48,
+            EncodingSettings(max_seq_len=MAX_SEQ_LEN, tokens_per_batch=48, host_workers=workers),
             total_rows=len(rows),
             shard=shard,
-            host_workers=workers,
         )
         for workers in (0, 2)
     ]
@@ -349,22 +352,27 @@ def test_build_table_matches_encode_samples(tiny_model_dirs, tmp_path):  # noqa:
         str(_samples(tmp_path / "s")),
         str(tiny_model_dirs["roberta"]),
         str(tmp_path / "t.parquet"),
-        max_seq_len=MAX_SEQ_LEN,
-        tokens_per_batch=4096,
+        settings=EncodingSettings(max_seq_len=MAX_SEQ_LEN, tokens_per_batch=4096),
     )
     np.testing.assert_allclose(EntityTable.open(tmp_path / "t.parquet").vector_sums(ids), sums, rtol=1e-5, atol=1e-6)
 
 
 def test_shards_merge_into_the_full_table(tiny_model_dirs, tmp_path):  # noqa: F811
     samples, model = str(_samples(tmp_path / "s")), str(tiny_model_dirs["bert"])
-    encode_samples(samples, model, str(tmp_path / "full.parquet"), max_seq_len=MAX_SEQ_LEN)
+    encode_samples(samples, model, str(tmp_path / "full.parquet"), settings=SETTINGS)
     shard_stats = [
-        encode_samples(samples, model, str(tmp_path / f"shard{i}.parquet"), max_seq_len=MAX_SEQ_LEN, shard=(i, 3))
+        encode_samples(
+            samples,
+            model,
+            str(tmp_path / f"shard{i}.parquet"),
+            settings=SETTINGS,
+            shard=(i, 3),
+        )
         for i in range(3)
     ]
     assert sum(s["sentences"] for s in shard_stats) == 9
     assert all(0 < s["sentences"] < 9 for s in shard_stats)  # the hash really splits the rows
-    encode_samples(samples, model, str(tmp_path / "again.parquet"), max_seq_len=MAX_SEQ_LEN)
+    encode_samples(samples, model, str(tmp_path / "again.parquet"), settings=SETTINGS)
     for name in ("parquet", "arrow"):  # a rerun gives the same bytes
         assert (tmp_path / f"again.{name}").read_bytes() == (tmp_path / f"full.{name}").read_bytes()
     merged = merge_tables([tmp_path / f"shard{i}.parquet" for i in range(3)], tmp_path / "merged.parquet")
@@ -385,7 +393,7 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
         str(_samples(tmp_path / "s1")),
         model,
         str(tmp_path / "t1.parquet"),
-        max_seq_len=MAX_SEQ_LEN,
+        settings=SETTINGS,
         cache_dir=cache,
         shard=(0, 1),
     )
@@ -396,18 +404,28 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
     new_rows += [("Q_new", "Ulm is small.", 0, 3, "d9")]
     samples = str(_samples(tmp_path / "s2", new_rows))
     second = encode_samples(
-        samples, model, str(tmp_path / "t2.parquet"), max_seq_len=MAX_SEQ_LEN, cache_dir=cache, shard=(0, 1)
+        samples,
+        model,
+        str(tmp_path / "t2.parquet"),
+        settings=SETTINGS,
+        cache_dir=cache,
+        shard=(0, 1),
     )
     assert (second["entities_reused"], second["entities_encoded"]) == (len(entities) - 1, 2)
     assert second["sentences"] == 2  # the changed entity's one sentence and the new entity's
-    encode_samples(samples, model, str(tmp_path / "full.parquet"), max_seq_len=MAX_SEQ_LEN, shard=(0, 1))
+    encode_samples(samples, model, str(tmp_path / "full.parquet"), settings=SETTINGS, shard=(0, 1))
     full, cached = EntityTable.open(tmp_path / "full.parquet"), EntityTable.open(tmp_path / "t2.parquet")
     ids = list(full.ids())
     assert list(cached.ids()) == ids and len(ids) == len(entities) + 1
     np.testing.assert_allclose(cached.vector_sums(ids), full.vector_sums(ids), rtol=1e-5, atol=1e-6)
     assert cached.counts(ids)[0].tolist() == full.counts(ids)[0].tolist()
     other = encode_samples(
-        samples, model, str(tmp_path / "t3.parquet"), max_seq_len=MAX_SEQ_LEN + 8, cache_dir=cache, shard=(0, 1)
+        samples,
+        model,
+        str(tmp_path / "t3.parquet"),
+        settings=EncodingSettings(max_seq_len=MAX_SEQ_LEN + 8),
+        cache_dir=cache,
+        shard=(0, 1),
     )
     assert other["entities_reused"] == 0  # other encoding settings: the cache is not used
     # The same folder retrained (the demo model, after its corpus changed): the weights decide.
@@ -418,7 +436,7 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
             samples,
             str(local),
             str(tmp_path / f"w{i}.parquet"),
-            max_seq_len=MAX_SEQ_LEN,
+            settings=SETTINGS,
             cache_dir=cache2,
             shard=(0, 1),
         )
@@ -430,7 +448,12 @@ def test_cache_encodes_only_new_or_changed_entities(tiny_model_dirs, tmp_path): 
         weights.get_input_embeddings().weight[5] += 1.0
     weights.save_pretrained(local)
     retrained = encode_samples(
-        samples, str(local), str(tmp_path / "w2.parquet"), max_seq_len=MAX_SEQ_LEN, cache_dir=cache2, shard=(0, 1)
+        samples,
+        str(local),
+        str(tmp_path / "w2.parquet"),
+        settings=SETTINGS,
+        cache_dir=cache2,
+        shard=(0, 1),
     )
     assert retrained["entities_reused"] == 0
 

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from pelt.sampling import KEY_SEPARATOR, SentencePool, sample_mentions
+from pelt.sampling import KEY_SEPARATOR, SamplingSettings, SentencePool, sample_mentions
 
 MENTIONS_DDL = "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
 CAP = 3
@@ -48,10 +48,8 @@ def run(spark, tmp_path, name: str, partitions: int, seed: int, wanted=None, min
         str(mentions),
         str(tmp_path / f"{name}-samples"),
         str(tmp_path / f"{name}-freq"),
+        SamplingSettings(max_per_entity=CAP, seed=seed, min_frequency=min_frequency),
         wanted=wanted,
-        max_per_entity=CAP,
-        seed=seed,
-        min_frequency=min_frequency,
     )
     samples = [tuple(row) for row in spark.read.parquet(str(tmp_path / f"{name}-samples")).collect()]
     frequencies = {
@@ -126,10 +124,8 @@ def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, 
         str(mentions),
         str(tmp_path / "s"),
         str(tmp_path / "f"),
+        SamplingSettings(max_per_entity=100, seed=1, pool=pool),
         wanted=None,
-        max_per_entity=100,
-        seed=1,
-        pool=pool,
     )
     frequencies = {r["entity_id"]: r["frequency"] for r in spark.read.parquet(str(tmp_path / "f")).collect()}
     assert frequencies == dict(Counter(r[5] for r in inside))
@@ -141,3 +137,9 @@ def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, 
     assert counts["pool_mentions"] == len(inside) and counts["mentions"] == len(rows)
     with pytest.raises(ValueError, match="min_tokens"):
         SentencePool(tokenizer_dir, 10, 5)
+
+
+@pytest.mark.parametrize("bad", [{"max_per_entity": 0}, {"min_frequency": 0}])
+def test_sampling_settings_refuse_a_sample_that_keeps_nothing(bad: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="must be at least 1"):
+        SamplingSettings(**bad)

@@ -5,7 +5,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.logs import write_counts
-from pelt.sampling import SentencePool, sample_mentions
+from pelt.sampling import SamplingSettings, SentencePool, sample_mentions
 from pelt.spark import get_spark
 from pelt.task_entities import resolved_entity_ids
 
@@ -16,11 +16,15 @@ write_counts(
         snakemake.input.mentions,
         snakemake.output.samples,
         snakemake.output.frequencies,
+        SamplingSettings(
+            max_per_entity=snakemake.params.max_per_entity,
+            seed=snakemake.params.seed,
+            min_frequency=snakemake.params.min_frequency,
+            pool=(
+                SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if (pool := snakemake.params.pool) else None
+            ),
+        ),
         wanted=(resolved_entity_ids(snakemake.input.task_entities) if snakemake.params.on_demand else None),
-        max_per_entity=snakemake.params.max_per_entity,
-        seed=snakemake.params.seed,
-        min_frequency=snakemake.params.min_frequency,
-        pool=(SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if (pool := snakemake.params.pool) else None),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

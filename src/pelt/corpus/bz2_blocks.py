@@ -23,6 +23,7 @@ from typing import BinaryIO
 logger = logging.getLogger(__name__)
 
 CHUNK = 1 << 20  # bytes read/decompressed at a time: memory stays flat whatever the dump size
+BZ2_PIECE = 1 << 16  # compressed bytes per decompress call: an error loses what this piece had decompressed
 
 
 @dataclass(frozen=True)

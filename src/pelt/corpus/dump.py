@@ -1,7 +1,8 @@
 """Reading Wikipedia ``pages-articles`` dumps: pages streamed from bz2 (plain or multistream) in
-bounded memory, bytes that are not UTF-8 kept and counted, the multistream index split into ranges
-for parallel reading, and the pages of a range of bz2 blocks. Finding and decoding those blocks is
-:mod:`pelt.corpus.bz2_blocks`'s business; what a page's wikitext means, :mod:`pelt.corpus.wikitext`'s.
+bounded memory, bytes that are not UTF-8 kept and counted, the dump's header, and the pages of a range
+of bz2 blocks. Finding and decoding those blocks is :mod:`pelt.corpus.bz2_blocks`'s business; the
+multistream index and its ranges of streams, :mod:`pelt.corpus.multistream`'s; what a page's wikitext
+means, :mod:`pelt.corpus.wikitext`'s.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import BinaryIO
 
-from pelt.corpus.bz2_blocks import CHUNK, Gap, bz2_markers, iter_bz2_blocks
+from pelt.corpus.bz2_blocks import BZ2_PIECE, CHUNK, Gap, bz2_markers, iter_bz2_blocks
 from pelt.corpus.site import SiteInfo
-from pelt.logs import progress
 
 logger = logging.getLogger(__name__)
 
@@ -46,13 +46,15 @@ class DumpStats:
     the next block or ``<page>``; any other error stops the read, every page completed before it
     having been yielded. What was lost is counted where it can be known: the page cut
     (``cut_pages``) and the compressed bytes skipped or never read (``bytes_unread``). Pages wholly
-    inside those bytes cannot be counted: nothing says how many there were.
+    inside those bytes are counted only where a multistream index says how many there were
+    (``pages_unread``); elsewhere nothing does.
     """
 
     pages: int = 0
     pages_started: int = 0  # <page> start tags seen: pages + bad_pages + cut_pages
     bad_pages: list[str] = field(default_factory=list)
     cut_pages: list[str] = field(default_factory=list)  # titles ("?" if not yet read) of pages an error cut
+    pages_unread: int = 0  # pages a multistream index lists in skipped streams, never begun
     errors: list[str] = field(default_factory=list)
     bytes_unread: int = 0  # input bytes (compressed for bz2) skipped, or after the point where reading stopped
     trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
@@ -289,7 +291,6 @@ def iter_pages_from_chunks(chunks: Iterable[bytes | Gap], stats: DumpStats, wrap
         logger.warning("%d characters that XML forbids replaced by U+FFFD", stats.bad_xml_chars)
 
 
-_BZ2_PIECE = 1 << 16  # compressed bytes per decompress call: an error loses what this piece had decompressed
 _MAX_BLOCK_BYTES = 1 << 21  # more than any bz2 block's compressed size (900 kB of input, at most ~1% larger)
 
 
@@ -327,7 +328,7 @@ class _DumpFile:
         stream_start, data = 0, b""
         while True:
             if not data:
-                data = self.fh.read(_BZ2_PIECE)
+                data = self.fh.read(BZ2_PIECE)
                 if not data:
                     if not decomp.eof:
                         raise EOFError(
@@ -375,7 +376,7 @@ class _DumpFile:
 
     def _more(self, data: bytes) -> bytes:
         """``data`` extended until it can show a bz2 magic (3 bytes) or the file ends."""
-        while len(data) < 3 and (more := self.fh.read(_BZ2_PIECE)):
+        while len(data) < 3 and (more := self.fh.read(BZ2_PIECE)):
             data += more
         return data
 
@@ -452,106 +453,6 @@ def dump_site(path: str | os.PathLike[str], language: str | None = None) -> Site
     return site
 
 
-def _iter_streams(fh: BinaryIO, start: int, end: int, stats: DumpStats) -> Iterator[bytes]:
-    """Decompressed bytes of the bz2 streams in ``fh[start:end]`` that hold ``<page>`` elements.
-
-    A multistream dump's first stream is the ``<mediawiki><siteinfo>`` header and its last the
-    closing ``</mediawiki>``; skipping streams that do not start with ``<page`` lets every range
-    parse as a list of bare pages. Output is yielded as it is decompressed, so a stream cut short
-    still gives the pages before the cut. Bytes after the last stream that are not bz2 are counted
-    (``stats.trailing_bytes``), not read.
-    """
-    fh.seek(start)
-    remaining = end - start
-    data = b""
-    while data or remaining > 0:
-        while len(data) < 3 and remaining > 0 and (more := fh.read(min(_BZ2_PIECE, remaining))):
-            remaining -= len(more)
-            data += more
-        if not data:
-            raise EOFError(f"the file ends at byte {fh.tell()}, before the range's end {end}")
-        if not data.startswith(b"BZh"):
-            stats.trailing_bytes = len(data) + remaining
-            logger.warning("%d bytes after the last bz2 stream are not bz2: not read", stats.trailing_bytes)
-            return
-        decomp = bz2.BZ2Decompressor()
-        head = b""  # start of the stream, until it shows whether it holds pages
-        keep: bool | None = None
-        while not decomp.eof:
-            if not data:
-                data = fh.read(min(_BZ2_PIECE, remaining)) if remaining > 0 else b""
-                remaining -= len(data)
-                if not data:
-                    raise EOFError(f"bz2 stream cut short at byte {end - remaining} (truncated file or range)")
-            out = decomp.decompress(data)
-            data = b""
-            if keep is None:
-                head += out
-                stripped = head.lstrip()
-                if len(stripped) < len(b"<page"):
-                    continue
-                keep = stripped.startswith(b"<page")
-                out = head
-            if keep and out:
-                yield out
-        data = decomp.unused_data
-
-
-def iter_multistream_pages(
-    path: str | os.PathLike[str], start: int, end: int, stats: DumpStats | None = None
-) -> Iterator[DumpPage]:
-    """Pages of the bz2 streams in bytes ``[start, end)`` of a multistream dump (see ``multistream_ranges``)."""
-    stats = stats if stats is not None else DumpStats()
-    with open(path, "rb") as fh:
-        yield from iter_pages_from_chunks(_iter_streams(fh, start, end, stats), stats, wrap=True)
-        stats.bytes_unread += max(0, end - fh.tell()) if stats.errors else 0
-        if stats.bytes_unread:
-            logger.error("%d of %d bytes of %s[%d:%d] not read", stats.bytes_unread, end - start, path, start, end)
-
-
-_MULTISTREAM = re.compile(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$")
-
-
-def multistream_index_path(path: str) -> str | None:
-    """The ``-index.txt.bz2`` file that Wikimedia publishes beside a multistream dump, if it exists.
-
-    ``X-multistream.xml.bz2`` -> ``X-multistream-index.txt.bz2`` and, for split dumps,
-    ``X-multistream1.xml-p1p41242.bz2`` -> ``X-multistream-index1.txt-p1p41242.bz2``.
-    """
-    match = _MULTISTREAM.match(path)
-    if match is None:
-        return None
-    candidate = f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2"
-    return candidate if os.path.exists(candidate) else None
-
-
-def multistream_ranges(path: str, index_path: str, target_bytes: int) -> list[tuple[int, int]]:
-    """Split a multistream dump into byte ranges of whole bz2 streams, about ``target_bytes`` each.
-
-    The index lists ``offset:page_id:title`` per page; its distinct offsets are the stream starts.
-    Ranges let several Spark tasks share one file; the last range runs to the end of the file.
-    """
-    offsets: set[int] = set()
-    with bz2.open(index_path, "rt", encoding="utf-8") as fh:
-        # One line per page: ~20M for English Wikipedia, read on the driver before any task starts.
-        for line in progress(fh, f"index {os.path.basename(index_path)}", unit="pages"):
-            head = line.split(":", 1)[0]
-            if head.isdigit():
-                offsets.add(int(head))
-    if not offsets:
-        raise ValueError(f"multistream index {index_path} lists no stream offsets")
-    starts = sorted(offsets)
-    size = os.path.getsize(path)
-    ranges: list[tuple[int, int]] = []
-    begin = starts[0]
-    for offset in starts[1:]:
-        if offset - begin >= target_bytes:
-            ranges.append((begin, offset))
-            begin = offset
-    ranges.append((begin, size))
-    return ranges
-
-
 # --- any bz2 dump in parallel: the pages whose <page> tag begins in a range's blocks ---------------
 
 
@@ -619,18 +520,3 @@ def iter_bz2_range_pages(
     any bz2 dump (single stream, or multistream without its index); see :func:`bz2_block_ranges`."""
     stats = stats if stats is not None else DumpStats()
     yield from iter_pages_from_chunks(_owned_pages(iter_bz2_blocks(path, start, end)), stats, wrap=True)
-
-
-def is_multistream(path: str | os.PathLike[str], probe_bytes: int = CHUNK) -> bool:
-    """Whether a bz2 file holds a second stream within its first ``probe_bytes``: a multistream
-    dump's first stream is its small ``<siteinfo>`` header."""
-    decompressor = bz2.BZ2Decompressor()
-    with open(path, "rb") as fh:
-        data = fh.read(probe_bytes)
-    try:
-        decompressor.decompress(data, max_length=1 << 20)
-        while not decompressor.eof and not decompressor.needs_input:
-            decompressor.decompress(b"", max_length=1 << 20)
-    except (OSError, EOFError):
-        return False
-    return decompressor.eof and decompressor.unused_data.startswith(b"BZh")

@@ -375,13 +375,19 @@ def _outermost_braces(text: str) -> list[Cut]:
     return outermost(cuts)
 
 
-def cut_templates(text: str) -> str:
+def cut_templates(text: str, blank: str = "") -> str:
     """Remove ``{{templates}}`` and ``{{{parameters}}}``, nested, keeping INLINE_TEMPLATES' text.
 
     The text a template shows is wikitext that may hold templates in turn: it is expanded from an
     explicit stack, depth first, so that the output keeps the page's order and no input nests the
     Python stack. Each text is read in one pass over its brace runs and one over its outermost
     constructs; the texts templates show are bounded by the expansion cap (EXPANSION_FACTOR).
+
+    A construct that shows nothing and touches a quote leaves ``blank`` there:
+    :func:`pelt.corpus.wikitext.wikitext_to_plain` passes its strip marker, so that the quote runs
+    around a removed template stay apart (``'''{{CHN}}'''`` is a bold word in MediaWiki, whose flag
+    template shows one; without the marker, six quotes showed an apostrophe). Elsewhere it leaves
+    nothing, so that a stray ``{{`` before a list's ``*`` leaves the ``*`` at the line's start.
     """
     if "{{" not in text:
         return text
@@ -398,13 +404,15 @@ def cut_templates(text: str) -> str:
         pos = 0
         for start, end, inner in _outermost_braces(source):
             pieces.append((source[pos:start], depth))
+            shown = ""
             if inner is not None and depth < MAX_TEMPLATE_DEPTH:
                 shown = _inline_template(source[inner[0] : inner[1]])
                 if len(shown) > budget:
                     refused += 1
-                elif shown:
-                    budget -= len(shown)
-                    pieces.append((shown, depth + 1))
+                    shown = ""
+                budget -= len(shown)
+            touches_quote = source.startswith("'", end) or (start > 0 and source[start - 1] == "'")
+            pieces.append((shown, depth + 1) if shown else (blank if touches_quote else "", depth))
             pos = end
         pieces.append((source[pos:], depth))
         todo.extend(reversed(pieces))

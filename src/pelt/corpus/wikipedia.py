@@ -49,18 +49,8 @@ from pelt.corpus.documents import (
     files_without_documents,
     log_skips,
 )
-from pelt.corpus.dump import (
-    DumpPage,
-    DumpStats,
-    dump_site,
-    is_bz2,
-    is_multistream,
-    iter_bz2_range_pages,
-    iter_dump_pages,
-    iter_multistream_pages,
-    multistream_index_path,
-    multistream_ranges,
-)
+from pelt.corpus.dump import DumpPage, DumpStats, dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
+from pelt.corpus.multistream import is_multistream, iter_multistream_pages, multistream_index_path, multistream_ranges
 from pelt.corpus.site import ENGLISH, SiteInfo
 from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikitext import wikitext_to_plain
@@ -95,7 +85,7 @@ PAGE_SKIP_REASONS = (
     "wikitext_timeout",
     "bad_page",  # no <title> or <id>, or an unreadable one
     "page_id_overflow",  # a page (or revision) id over 64 bits: no column holds it, null would lose it
-    "page_cut",  # started, then a read error ended the file
+    "page_cut",  # started, then a read error ended the file; or in a corrupt multistream stream, by its index
     "duplicate_title",
 )
 # What a read error cost beyond the pages: the errors, and bytes of the file never read.
@@ -146,12 +136,15 @@ MIN_BLOCK_RANGE_BYTES = 1 << 20
 
 class WorkItem(NamedTuple):
     """One task of the corpus stage: a whole file (no range), a byte range of whole bz2 streams of a
-    multistream dump with its index (``streams``), or a byte range of bz2 blocks (``blocks``)."""
+    multistream dump with its index (``streams``), or a byte range of bz2 blocks (``blocks``).
+    ``streams`` holds ``(offset, pages)`` of the streams the index lists in the range (a
+    :class:`pelt.corpus.multistream.StreamRange`'s)."""
 
     path: str
     start: int | None = None
     end: int | None = None
     reader: str = "streams"
+    streams: tuple[tuple[int, int], ...] = ()
 
 
 def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[WorkItem]:
@@ -167,7 +160,7 @@ def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_
         if index is not None:
             ranges = multistream_ranges(path, index, split_bytes)
             logger.info("%s: multistream, %d byte ranges of ~%d bytes", path, len(ranges), split_bytes)
-            items.extend(WorkItem(path, start, end) for start, end in ranges)
+            items.extend(WorkItem(path, start, end, streams=streams) for start, end, streams in ranges)
         elif is_bz2(path) and os.path.getsize(path) > split_bytes:
             ranges = bz2_block_ranges(path, max(split_bytes, MIN_BLOCK_RANGE_BYTES))
             logger.info("%s: bz2 without index, %d ranges of bz2 blocks of ~%d bytes", path, len(ranges), split_bytes)
@@ -242,14 +235,14 @@ def _page_rows(item: WorkItem, namespace: int, sites: Mapping[str, SiteInfo] | N
     """Rows of one work item, then one row per malformed page or read error it met. ``sites`` holds
     each file's site facts, read on the driver (a range of a file never sees the file's header);
     a file it lacks is read as English Wikipedia."""
-    path, start, end, reader = WorkItem(*item)
+    path, start, end, reader, streams = WorkItem(*item)
     stats = DumpStats()
     if start is None or end is None:
         pages = iter_dump_pages(path, stats)
     elif reader == "blocks":
         pages = iter_bz2_range_pages(path, start, end, stats)
     else:
-        pages = iter_multistream_pages(path, start, end, stats)
+        pages = iter_multistream_pages(path, start, end, stats, streams=streams)
     site = (sites or {}).get(path, ENGLISH)
     for page in pages:
         revision_id = page.revision_id if page.revision_id is None or fits_long(page.revision_id) else None
@@ -260,6 +253,9 @@ def _page_rows(item: WorkItem, namespace: int, sites: Mapping[str, SiteInfo] | N
     error = "; ".join(stats.errors)
     for title in stats.cut_pages:
         yield _amount_row("page_cut", 1, f"{where}: page {title!r} cut by {error}", path)
+    if stats.pages_unread:
+        detail = f"{where}: {stats.pages_unread} pages the multistream index lists in skipped streams ({error})"
+        yield _amount_row("page_cut", stats.pages_unread, detail, path)
     for message in stats.errors:
         yield _amount_row("dump_error", 1, f"{where}: {message}", path)
     if stats.bytes_unread:

@@ -66,7 +66,7 @@ _NOWIKI_EMPTY = re.compile(r"<nowiki\s*/>", re.IGNORECASE)
 _PROTECT = str.maketrans({c: chr(0xE000 + i) for i, c in enumerate("[]{}|'<>=&*#:;")})
 _UNPROTECT = str.maketrans({chr(0xE000 + i): c for i, c in enumerate("[]{}|'<>=&*#:;")})
 _PROTECTED = re.compile("[\ue000-\ue00d]")  # a scan in C: translate() looks up every character
-# What <nowiki/>, a cut tag and a quote run after a link leave (MediaWiki's strip markers): it
+# What <nowiki/>, a cut tag, a removed template and a quote run after a link leave (MediaWiki's strip markers): it
 # keeps quote runs apart and stops a link trail, then vanishes with the whitespace pass.
 _BREAK = "\ue0ff"
 
@@ -451,7 +451,7 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     text = _NOWIKI_EMPTY.sub(_BREAK, text)
     text = _DROPPED_SELF_CLOSING.sub(_BREAK, text)
     text = _sub_paired(text, _DROPPED_OPEN, _DROPPED_CLOSE, _drop)
-    text = cut_tables(cut_templates(text))
+    text = cut_tables(cut_templates(text, _BREAK))
     text = _BEHAVIOR_SWITCH.sub("", text)
     text = _HEADING.sub(_heading, text)
     text = _LIST_MARKER.sub("", text)

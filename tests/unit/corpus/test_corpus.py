@@ -22,7 +22,8 @@ from pelt.corpus.documents import (
     read_pages,
     read_wikipedia_documents,
 )
-from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages, iter_multistream_pages
+from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages
+from pelt.corpus.multistream import iter_multistream_pages
 from pelt.corpus.site import SiteInfo
 from pelt.corpus.titles import normalize_title
 from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props

@@ -6,7 +6,9 @@ from __future__ import annotations
 import bz2
 import io
 import os
+import random
 import re
+import string
 import tracemalloc
 from pathlib import Path
 
@@ -16,17 +18,10 @@ from hypothesis import strategies as st
 
 import pelt.corpus.dump
 from pelt.corpus.bz2_blocks import bz2_block_ranges
-from pelt.corpus.dump import (
-    DumpStats,
-    iter_bz2_range_pages,
-    iter_dump_pages,
-    iter_multistream_pages,
-    iter_pages_from_chunks,
-    multistream_index_path,
-    multistream_ranges,
-)
+from pelt.corpus.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.multistream import iter_multistream_pages, multistream_index_path, multistream_ranges
 from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
-from pelt.corpus.wikipedia import _page_rows, multistream_without_index, wikipedia_work_items
+from pelt.corpus.wikipedia import WorkItem, _page_rows, multistream_without_index, wikipedia_work_items
 from pelt.corpus.wikitext import Link, wikitext_to_plain
 
 
@@ -322,8 +317,11 @@ def test_page_without_id_is_counted_not_fatal() -> None:
     assert stats.errors == []
 
 
-def write_multistream(directory: Path, pages: list[str], per_stream: int, name: str = "x-multistream.xml.bz2") -> Path:
-    """A multistream dump as Wikimedia writes it: header stream, streams of pages, trailer; plus its index."""
+def write_multistream(
+    directory: Path, pages: list[str], per_stream: int, name: str = "x-multistream.xml.bz2", level: int = 9
+) -> Path:
+    """A multistream dump as Wikimedia writes it: header stream, streams of pages, trailer; plus its
+    index. ``level``: bz2's block size in 100 kB (a stream of more text holds several blocks)."""
     path = directory / name
     header = f"<mediawiki {NS}><siteinfo><sitename>W</sitename></siteinfo>\n".encode()
     blobs = [bz2.compress(header)]
@@ -331,7 +329,7 @@ def write_multistream(directory: Path, pages: list[str], per_stream: int, name: 
     offset = len(blobs[0])
     for i in range(0, len(pages), per_stream):
         group = pages[i : i + per_stream]
-        blob = bz2.compress("".join(group).encode())
+        blob = bz2.compress("".join(group).encode(), compresslevel=level)
         index_lines += [f"{offset}:{i + j}:page {i + j}\n" for j in range(len(group))]
         blobs.append(blob)
         offset += len(blob)
@@ -351,21 +349,79 @@ def test_multistream_ranges_cover_every_page_once(tmp_path: Path) -> None:
     assert len(ranges) == 6  # one range per stream of pages; the trailer rides with the last
     assert ranges[-1][1] == os.path.getsize(path)
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
-    got = [p.page_id for start, end in ranges for p in iter_multistream_pages(path, start, end)]
+    assert [pages for _, _, streams in ranges for _, pages in streams] == [2, 2, 2, 2, 2, 1]  # from the index
+    assert all(streams[0][0] == start for start, _, streams in ranges)
+    got = [
+        p.page_id for start, end, streams in ranges for p in iter_multistream_pages(path, start, end, streams=streams)
+    ]
     assert got == list(range(1, 12))
-    whole = multistream_ranges(str(path), index, target_bytes=1 << 30)
-    assert len(whole) == 1
-    assert [p.page_id for p in iter_multistream_pages(path, *whole[0])] == list(range(1, 12))
+    (whole,) = multistream_ranges(str(path), index, target_bytes=1 << 30)
+    assert [p.page_id for p in iter_multistream_pages(path, whole.start, whole.end, streams=whole.streams)] == list(
+        range(1, 12)
+    )
 
 
 def test_multistream_range_cut_inside_a_stream_is_an_error(tmp_path: Path) -> None:
     pages = [page_xml(i, f"Page {i}", "text") for i in range(1, 5)]
     path = write_multistream(tmp_path, pages, per_stream=2)
-    (start, _), (second, _) = multistream_ranges(str(path), multistream_index_path(str(path)), 1)[:2]
+    (start, _, _), (second, _, _) = multistream_ranges(str(path), multistream_index_path(str(path)), 1)[:2]
     stats = DumpStats()
     got = list(iter_multistream_pages(path, start, second + 10, stats))
     assert [p.page_id for p in got] == [1, 2]
     assert len(stats.errors) == 1 and "cut short" in stats.errors[0]
+
+
+def _flipped(data: bytes, at: int, n: int = 16) -> bytes:
+    """``data`` with the ``n`` bytes from ``at`` inverted: a corrupt bz2 block there."""
+    return data[:at] + bytes(b ^ 0xFF for b in data[at : at + n]) + data[at + n :]
+
+
+def test_a_corrupt_stream_is_skipped_to_the_next_the_index_lists_and_its_pages_counted(tmp_path: Path) -> None:
+    pages = [page_xml(i, f"Page {i}", f"text [[link {i}]] " * 20) for i in range(1, 13)]
+    path = write_multistream(tmp_path, pages, per_stream=3)
+    (whole,) = multistream_ranges(str(path), multistream_index_path(str(path)), target_bytes=1 << 30)
+    (second, _), (third, _) = whole.streams[1:3]
+    path.write_bytes(_flipped(path.read_bytes(), (second + third) // 2))
+    stats = DumpStats()
+    got = [p.page_id for p in iter_multistream_pages(path, whole.start, whole.end, stats, streams=whole.streams)]
+    assert got == [1, 2, 3, 7, 8, 9, 10, 11, 12]  # every page of the other streams
+    assert stats.pages_unread == 3 and stats.cut_pages == []  # the index says the stream held 3 pages
+    assert len(stats.errors) == 1 and f"bz2 stream at byte {second} does not decode" in stats.errors[0]
+    assert stats.bytes_unread == third - second  # the stream gave nothing: all its bytes are skipped
+    rows = list(_page_rows(WorkItem(str(path), whole.start, whole.end, streams=whole.streams), namespace=0))
+    assert [row[0] for row in rows if row[7] is None] == got
+    assert sum(row[-1] for row in rows if row[7] == "page_cut") == 3
+    assert sum(row[-1] for row in rows if row[7] == "unread_bytes") == third - second
+    # Without the index's streams: resumed at the next stream header in the bytes, the skip an error.
+    blind = DumpStats()
+    assert [p.page_id for p in iter_multistream_pages(path, whole.start, whole.end, blind)] == got
+    assert (blind.errors, blind.bytes_unread, blind.pages_unread) == (stats.errors, stats.bytes_unread, 0)
+
+
+def test_a_stream_whose_header_is_corrupt_is_skipped_not_taken_for_the_files_end(tmp_path: Path) -> None:
+    pages = [page_xml(i, f"Page {i}", "text") for i in range(1, 10)]
+    path = write_multistream(tmp_path, pages, per_stream=3)
+    (whole,) = multistream_ranges(str(path), multistream_index_path(str(path)), target_bytes=1 << 30)
+    path.write_bytes(_flipped(path.read_bytes(), whole.streams[1][0], 3))  # "BZh" no more
+    stats = DumpStats()
+    got = [p.page_id for p in iter_multistream_pages(path, whole.start, whole.end, stats, streams=whole.streams)]
+    assert got == [1, 2, 3, 7, 8, 9] and stats.pages_unread == 3 and stats.trailing_bytes == 0
+
+
+def test_a_stream_corrupt_in_a_later_block_keeps_its_earlier_pages_and_counts_the_rest(tmp_path: Path) -> None:
+    letters = random.Random(7)  # text bz2 hardly compresses: a stream of several reads and blocks
+    pages = [page_xml(i, f"Page {i}", "".join(letters.choices(string.ascii_lowercase, k=20_000))) for i in range(1, 41)]
+    path = write_multistream(tmp_path, pages, per_stream=20, level=1)  # 400 kB a stream: 4 blocks
+    (whole,) = multistream_ranges(str(path), multistream_index_path(str(path)), target_bytes=1 << 30)
+    (first, listed), (second, _) = whole.streams
+    path.write_bytes(_flipped(path.read_bytes(), second - 200))  # in the first stream's last block
+    stats = DumpStats()
+    got = [p.page_id for p in iter_multistream_pages(path, whole.start, whole.end, stats, streams=whole.streams)]
+    kept = [page_id for page_id in got if page_id <= 20]
+    assert 0 < len(kept) < 20 and kept == list(range(1, len(kept) + 1))  # the pages of its whole blocks
+    assert got[len(kept) :] == list(range(21, 41))  # and every page of the next stream
+    assert len(kept) + len(stats.cut_pages) + stats.pages_unread == listed  # the rest counted, none twice
+    assert len(stats.errors) == 1 and 0 < stats.bytes_unread < second - first
 
 
 def test_split_multistream_index_name(tmp_path: Path) -> None:
@@ -719,6 +775,54 @@ def test_mutated_real_pages_parse_without_leaking_markup(real_pages: dict[str, s
         at = data.draw(st.integers(0, len(window)))
         window = window[:at] + data.draw(st.sampled_from(FRAGMENTS)) + window[at:]
     assert_well_formed(window)
+
+
+QUOTE_RUN = re.compile("'{2,}")
+# An apostrophe written as a character reference is text, not markup: "'&#39;" shows two.
+APOSTROPHE_REFERENCE = re.compile(r"&(?:#0*39|#x0*27|apos);", re.IGNORECASE)
+# Where a window begins: at markup, so that it cuts constructs open (an opener's closer outside it,
+# a closer without its opener), or anywhere.
+MARKUP = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|''|\||\{\|")
+
+
+def assert_no_quote_markup(wikitext: str, text: str) -> None:
+    """No run of bold or italic quotes shows: a run of n > 5 quotes shows n - 5 apostrophes (MediaWiki's
+    doQuotes), so the text's runs are shorter by 5 than the longest of the wikitext."""
+    if APOSTROPHE_REFERENCE.search(wikitext):
+        return
+    longest = max((len(run.group()) for run in QUOTE_RUN.finditer(wikitext)), default=0)
+    shown = max((len(run.group()) for run in QUOTE_RUN.finditer(text)), default=0)
+    assert shown == 0 or shown <= longest - 5, text
+
+
+@settings(
+    max_examples=300, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.data())
+def test_windows_of_real_pages_leak_no_markup(real_pages: dict[str, str], data: st.DataObject) -> None:
+    """Any window of a real page, hostile input that cuts templates, links, refs and quotes open."""
+    page = real_pages[data.draw(st.sampled_from(sorted(real_pages)))]
+    size = data.draw(st.sampled_from([80, 400, 2000, 6000]))
+    marks = [match.start() for match in MARKUP.finditer(page)]
+    start = data.draw(st.sampled_from(marks) | st.integers(0, len(page))) + data.draw(st.integers(0, 2))
+    window = page[start : start + size]
+    text, _ = assert_well_formed(window)
+    assert_no_quote_markup(window, text)
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "shown"),
+    [
+        # a real infobox cut open (Agriculture): its flag templates are removed, the quotes around them stay bold
+        ("| label1 = (01) '''{{CHN}}''' | data1 = 1,088", "| label1 = (01) | data1 = 1,088"),
+        ("| label3 = (—) '''''{{EU}}''''' | data3 = 333", "| label3 = (—) | data3 = 333"),
+        ("'''{{ {{{1}}} }}''' and ''{{{p}}}'' and ''}}''", "and and"),
+    ],
+)
+def test_quotes_around_a_removed_template_stay_apart(wikitext: str, shown: str) -> None:
+    text, _ = assert_well_formed(wikitext)
+    assert text == shown
+    assert_no_quote_markup(wikitext, text)
 
 
 def test_zero_padded_character_references_are_judged_by_value() -> None:

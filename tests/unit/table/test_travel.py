@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import pelt.models
-from pelt.encoding import encode_samples
+from pelt.encoding import EncodingSettings, encode_samples
 from pelt.injection import inject
 from pelt.models import load_masked_lm, weights_digest
 from pelt.table import EntityTable, merge_tables, write_table
@@ -41,7 +41,7 @@ def built(tiny_model_dirs, tmp_path_factory):  # noqa: F811
         samples,
     )
     table = root / "out" / "table.parquet"
-    encode_samples(str(samples), str(tiny_model_dirs["roberta"]), str(table), max_seq_len=32)
+    encode_samples(str(samples), str(tiny_model_dirs["roberta"]), str(table), settings=EncodingSettings(max_seq_len=32))
     copy = shutil.copytree(tiny_model_dirs["roberta"], root / "elsewhere" / "my-model")
     return table, copy
 
