@@ -14,8 +14,8 @@ import jinja2
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from docutils.core import publish_parts
 import pytest
+from docutils.core import publish_parts
 from html_pages import html_rows
 
 from pelt.logs import write_counts
