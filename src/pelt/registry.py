@@ -48,6 +48,17 @@ class TaskKind:
     setting_options: Callable[[str, str], dict] | None = None
 
 
+def _lazy(path: str) -> Callable:
+    """The function a ``module:function`` path names, imported on its first call: a kind's own
+    helpers live in its package (``pelt.tasks.<kind>``), which imports this module."""
+
+    def call(*args, **kwargs):
+        return resolve(path)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = path
+    return call
+
+
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
 KINDS: dict[str, TaskKind] = {
     "lama": TaskKind(
@@ -56,12 +67,12 @@ KINDS: dict[str, TaskKind] = {
         file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
         grid_keys=(),
         hyperparameters=("batch_size", "max_length", "missing"),
-        runner="pelt.eval.lama:run_lama",
-        entity_reader="pelt.tasks:lama_entities",
+        runner="pelt.tasks.lama.run:run_lama",
+        entity_reader="pelt.tasks.lama.data:lama_entities",
         benchmarks=("lama", "lama_frequency"),
         summaries=("lama", "norm_sweep"),
         figures=("norm_sweep", "lama_buckets"),
-        run_files=lambda name, task, tasks, setting: lama_run_files(name, task),
+        run_files=_lazy("pelt.tasks.lama:run_files"),
     ),
     "fewrel": TaskKind(
         "fewrel",
@@ -208,11 +219,6 @@ def check_wiki80_epochs(task: Mapping) -> None:
     missing = sorted(set(task["train"]) - set(task["epochs"]))
     if missing:
         raise ValueError(f"tasks.wiki80.epochs: no epochs for the training settings {missing}")
-
-
-def lama_run_files(name: str, task: Mapping) -> dict[str, str | list[str]]:
-    files = {key: task[key] for key in ("relations", "common_vocab", "common_vocab_lowercased") if task.get(key)}
-    return {"facts": expand_globs(task["facts"], f"tasks.{name}.facts"), **files}
 
 
 def fewrel_run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dict[str, list[str]]:

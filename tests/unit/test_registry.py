@@ -38,7 +38,7 @@ WIKI80 = {
 def test_kinds_of_configured_tasks():
     assert registry.kind_of("fewrel2", FEWREL2).name == "fewrel"  # FewRel 2.0 is FewRel under another key
     assert registry.kind_of("mine", {"kind": "wiki80"}).name == "wiki80"
-    assert registry.kind_of("lama", {}).runner == "pelt.eval.lama:run_lama"
+    assert registry.kind_of("lama", {}).runner == "pelt.tasks.lama.run:run_lama"
     assert registry.kind_of("entities_drugs", {}).name == "entities"  # more than one list: entities_<name>
     with pytest.raises(ValueError, match="unknown task kind 'fewrel3'"):
         registry.kind_of("fewrel3", {})

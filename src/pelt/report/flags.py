@@ -30,7 +30,7 @@ def _model_name(model: str) -> str:
 
 
 def lama_flags(results: Sequence[dict]) -> list[str]:
-    """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.eval.lama` writes them)."""
+    """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.tasks.lama.run` writes them)."""
     flags = []
     for r in results:
         name = f"LAMA `{_model_name(r['model'])}` {r['variant']}"

@@ -1,14 +1,13 @@
-"""The evaluation tasks' data files, read in one place (pure Python, so Spark and torch jobs share
-it): the entities the configured tasks need, LAMA's facts and templates, and FewRel and Wiki80
-instances.
+"""The evaluation tasks, one package per kind (``pelt.tasks.<kind>``: its data reader, pure Python,
+and its runner, which loads torch), and what they share: the entities the configured tasks need,
+read from their data files by each kind's reader (pure Python, so Spark and torch jobs share it),
+and FewRel and Wiki80 instances.
 
 The paper builds table rows only for the entities its tasks mention (``sampling.entities:
 on_demand``), so the workflow needs the task entities *before* sampling.  This module reads them
 straight from the official files, in each dataset's own layout:
 
-- LAMA T-REx (``sub_label`` + ``sub_uri``), LAMA Google-RE (``sub_label`` + ``sub_w``, which is
-  often null) and the ParaRel subset (``sub_label`` only): the **subject** of each fact, the one
-  entity a probe mentions (objects are predicted, never injected);
+- LAMA: the **subject** of each fact (:mod:`pelt.tasks.lama.data`);
 - FewRel (``h``/``t`` = ``[name, id, positions]``) and Wiki80 (``h``/``t`` = ``{name, id, ...}``):
   both the head and the tail of each instance;
 - an entity list (the ``entities`` kind, a table with no evaluation): one entity a line, or a CSV
@@ -29,42 +28,14 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import unquote
 
 from pelt.registry import expand_globs, kind_of, resolve
+from pelt.tasks.common import EntityRef, read_jsonl
 
 logger = logging.getLogger(__name__)
 
 # Keys of the files a task trains and validates on (served by its ``train_domain``, see domain_of).
 TRAINING_KEYS = ("train", "val")
-
-EntityRef = tuple[str, str | None]
-
-
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """``(line number, record)`` of each non-empty line; a line that is not JSON is an error naming the place."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{lineno}: not a JSON line ({err})") from None
-
-
-def lama_subject(record: Mapping) -> EntityRef | None:
-    """The subject (label, QID) of a T-REx, Google-RE or ParaRel fact; ``None`` when it has no label.
-
-    T-REx names the subject's Wikidata item ``sub_uri``, Google-RE ``sub_w`` (null for many facts:
-    its subjects are Freebase ids), ParaRel not at all. Labels are percent-decoded as LAMA's filter
-    does: Google-RE writes 93 of its subjects as URL paths (``Stanis%C5%82aw``).
-    """
-    label = record.get("sub_label")
-    if not isinstance(label, str) or not label.strip():
-        return None
-    return unquote(label), record.get("sub_uri") or record.get("sub_w") or None
 
 
 def fewrel_entities(path: str) -> Iterator[EntityRef | None]:
@@ -91,12 +62,6 @@ def wiki80_entities(path: str) -> Iterator[EntityRef | None]:
             value = record.get(side)
             ok = isinstance(value, dict) and isinstance(value.get("name"), str)
             yield (value["name"], value.get("id") or None) if ok else None
-
-
-def lama_entities(path: str) -> Iterator[EntityRef | None]:
-    """The subject (name, QID) of each LAMA fact (:func:`lama_subject`)."""
-    for _, record in read_jsonl(path):
-        yield lama_subject(record)
 
 
 QID = re.compile(r"Q[1-9][0-9]*")
@@ -172,98 +137,6 @@ def task_entities(tasks: Mapping[str, Mapping], domain: str) -> list[EntityRef]:
                 logger.info("%s: %d new task entities", path, len(found) - before)
     logger.info("domain %s: %d task entities", domain, len(found))
     return sorted(found, key=lambda e: (e[0], e[1] or ""))
-
-
-# --- LAMA facts -------------------------------------------------------------------------------
-
-# Google-RE relations are named by their Freebase predicate; LAMA's code holds their templates.
-GOOGLE_RE_TEMPLATES = {
-    "place_of_birth": "[X] was born in [Y] .",
-    "date_of_birth": "[X] (born [Y]).",
-    "place_of_death": "[X] died in [Y] .",
-}
-
-
-@dataclass(frozen=True)
-class Fact:
-    uuid: str
-    relation: str
-    subject: str
-    subject_qid: str | None
-    object: str
-
-
-def relation_of(record: Mapping, path: str | Path) -> str:
-    """T-REx names the relation (``predicate_id``), Google-RE its Freebase predicate, ParaRel only the file name."""
-    if record.get("predicate_id"):
-        return str(record["predicate_id"])
-    if record.get("pred"):
-        return str(record["pred"]).rstrip("/").rsplit("/", 1)[-1]
-    return Path(path).stem.removesuffix("_test")
-
-
-def load_templates(relations_path: str | os.PathLike[str]) -> dict[str, str]:
-    """Relation -> template with one ``[X]`` and one ``[Y]``; Google-RE's templates unless the file overrides them."""
-    templates = dict(GOOGLE_RE_TEMPLATES)
-    for lineno, record in read_jsonl(relations_path):
-        template = record.get("template", "")
-        if template.count("[X]") != 1 or template.count("[Y]") != 1:
-            raise ValueError(f"{relations_path}:{lineno}: template {template!r} needs exactly one [X] and one [Y]")
-        templates[record["relation"]] = template
-    return templates
-
-
-@dataclass(frozen=True)
-class FactCounts:
-    """What :func:`load_facts` did not keep, by reason."""
-
-    malformed: int  # no subject or object label
-    duplicates: int  # a (relation, subject, object) already read: LAMA scores each once
-
-
-def load_facts(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Fact], FactCounts]:
-    """The distinct facts of T-REx, Google-RE or ParaRel files, in file order, and what was left out.
-
-    As LAMA's own filter: labels are percent-decoded (Google-RE's ``Stanis%C5%82aw``), and a relation's
-    (subject, object) pair is scored once however many records state it (the first record's uuid
-    and QID stand for it).
-    """
-    facts: list[Fact] = []
-    seen: set[tuple[str, str, str]] = set()
-    malformed = duplicates = 0
-    for path in paths:
-        for lineno, record in read_jsonl(path):
-            subject = lama_subject(record)
-            obj = record.get("obj_label")
-            if subject is None or not isinstance(obj, str) or not obj.strip():
-                malformed += 1
-                continue
-            relation = relation_of(record, path)
-            key = (relation, subject[0], unquote(obj))
-            if key in seen:
-                duplicates += 1
-                continue
-            seen.add(key)
-            facts.append(
-                Fact(
-                    uuid=str(record.get("uuid") or f"{Path(path).name}:{lineno}"),
-                    relation=relation,
-                    subject=subject[0],
-                    subject_qid=subject[1],
-                    object=key[2],
-                )
-            )
-    if malformed:
-        logger.warning("LAMA: skipped %d facts without a subject or object label", malformed)
-    if duplicates:
-        logger.info("LAMA: %d records repeat a fact of their relation and are scored once", duplicates)
-    return facts, FactCounts(malformed, duplicates)
-
-
-def read_vocab(path: str | os.PathLike[str]) -> list[str]:
-    """The common vocabulary, one word a line, in file order (blank lines ignored)."""
-    with open(path, encoding="utf-8") as fh:
-        return [line.strip() for line in fh if line.strip()]
 
 
 # --- FewRel and Wiki80 instances --------------------------------------------------------------
