@@ -43,7 +43,7 @@ from pelt.linking.evaluation import (
 )
 from pelt.linking.link import link_by_string, link_wikipedia
 from pelt.spark import get_spark
-from pelt.tasks import read_fewrel
+from pelt.tasks.fewrel.data import read_fewrel
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"

@@ -48,6 +48,17 @@ class TaskKind:
     setting_options: Callable[[str, str], dict] | None = None
 
 
+def _lazy(path: str) -> Callable:
+    """The function a ``module:function`` path names, imported on its first call: a kind's own
+    helpers live in its package (``pelt.tasks.<kind>``), which imports this module."""
+
+    def call(*args, **kwargs):
+        return resolve(path)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = path
+    return call
+
+
 _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
 KINDS: dict[str, TaskKind] = {
     "lama": TaskKind(
@@ -56,12 +67,12 @@ KINDS: dict[str, TaskKind] = {
         file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
         grid_keys=(),
         hyperparameters=("batch_size", "max_length", "missing"),
-        runner="pelt.eval.lama:run_lama",
-        entity_reader="pelt.tasks:lama_entities",
+        runner="pelt.tasks.lama.run:run_lama",
+        entity_reader="pelt.tasks.lama.data:lama_entities",
         benchmarks=("lama", "lama_frequency"),
         summaries=("lama", "norm_sweep"),
         figures=("norm_sweep", "lama_buckets"),
-        run_files=lambda name, task, tasks, setting: lama_run_files(name, task),
+        run_files=_lazy("pelt.tasks.lama:run_files"),
     ),
     "fewrel": TaskKind(
         "fewrel",
@@ -83,15 +94,15 @@ KINDS: dict[str, TaskKind] = {
             "max_grad_norm",
             "first_eval",
         ),
-        runner="pelt.eval.fewrel:run_fewrel",
-        entity_reader="pelt.tasks:fewrel_entities",
+        runner="pelt.tasks.fewrel.run:run_fewrel",
+        entity_reader="pelt.tasks.fewrel.data:fewrel_entities",
         benchmarks=("fewrel1", "fewrel2"),
         summaries=("fewrel",),
         figures=("fewrel",),
-        default_files=lambda name, task, tasks: {"train": fewrel_default_training(name, task, tasks)},
-        run_files=lambda name, task, tasks, setting: fewrel_run_files(name, task, tasks),
+        default_files=_lazy("pelt.tasks.fewrel:default_files"),
+        run_files=_lazy("pelt.tasks.fewrel:run_files"),
         settings_key="settings",
-        setting_options=lambda name, setting: fewrel_setting_options(name, setting),
+        setting_options=_lazy("pelt.tasks.fewrel:setting_options"),
     ),
     "wiki80": TaskKind(
         "wiki80",
@@ -99,13 +110,13 @@ KINDS: dict[str, TaskKind] = {
         file_keys=("train", "dev", "test", "label2id"),
         grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
         hyperparameters=(*_FINETUNING, "epochs"),
-        runner="pelt.eval.wiki80:run_wiki80",
-        entity_reader="pelt.tasks:wiki80_entities",
+        runner="pelt.tasks.wiki80.run:run_wiki80",
+        entity_reader="pelt.tasks.wiki80.data:wiki80_entities",
         benchmarks=("wiki80",),
         summaries=("wiki80",),
         figures=("wiki80",),
-        run_files=lambda name, task, tasks, setting: wiki80_run_files(task, setting),
-        check=lambda name, task: check_wiki80_epochs(task),
+        run_files=lambda name, task, tasks, setting: resolve("pelt.tasks.wiki80:wiki80_run_files")(task, setting),
+        check=lambda name, task: resolve("pelt.tasks.wiki80:check_epochs")(task),
         settings_key="train",
     ),
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
@@ -116,7 +127,7 @@ KINDS: dict[str, TaskKind] = {
         grid_keys=(),
         hyperparameters=(),
         runner=None,
-        entity_reader="pelt.tasks:listed_entities",
+        entity_reader="pelt.tasks.entities.data:listed_entities",
         benchmarks=(),
         reader_keys=("column", "qid_column"),
     ),
@@ -204,22 +215,6 @@ def check_task(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> None:
         kind.check(name, task)
 
 
-def check_wiki80_epochs(task: Mapping) -> None:
-    missing = sorted(set(task["train"]) - set(task["epochs"]))
-    if missing:
-        raise ValueError(f"tasks.wiki80.epochs: no epochs for the training settings {missing}")
-
-
-def lama_run_files(name: str, task: Mapping) -> dict[str, str | list[str]]:
-    files = {key: task[key] for key in ("relations", "common_vocab", "common_vocab_lowercased") if task.get(key)}
-    return {"facts": expand_globs(task["facts"], f"tasks.{name}.facts"), **files}
-
-
-def fewrel_run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dict[str, list[str]]:
-    files = {part: expand_globs(task.get(part, []), f"tasks.{name}.{part}") for part in ("val", "test", "exclude")}
-    return {"train": data_files(name, task, tasks)["train"], **files}
-
-
 def resolve(path: str) -> Callable:
     """The function a ``module:function`` entry names, imported when first needed (the runners load
     torch; the Snakefile and Spark jobs must not)."""
@@ -246,20 +241,6 @@ def settings_options(name: str, task: Mapping, setting: str | None = None) -> di
         for key in kind_of(name, task).hyperparameters
         if key in task
     }
-
-
-def fewrel_setting_options(name: str, setting: str) -> dict:
-    """What a FewRel setting tells its runner: N, K and the benchmark the task reports."""
-    n_way, k_shot = fewrel_setting(setting)
-    return {"n_way": n_way, "k_shot": k_shot, "dataset": FEWREL_BENCHMARKS.get(name, name)}
-
-
-def fewrel_setting(setting: str) -> tuple[int, int]:
-    """N and K of an ``N-K`` setting (N-way K-shot)."""
-    n_way, sep, k_shot = setting.partition("-")
-    if not (sep and n_way.isdigit() and k_shot.isdigit() and int(n_way) > 0 and int(k_shot) > 0):
-        raise ValueError(f"FewRel setting {setting!r}: expected N-K, two positive integers")
-    return int(n_way), int(k_shot)
 
 
 def settings_of(name: str, task: Mapping) -> list[str]:
@@ -289,34 +270,6 @@ def finetuned_tasks(tasks: Mapping[str, Mapping], summary: str | None = None) ->
 def finetuning_summaries() -> list[str]:
     """The summary tables of the fine-tuning kinds (one rule writes them all, from per-seed results)."""
     return list(dict.fromkeys(s for kind in KINDS.values() if kind.settings_key is not None for s in kind.summaries))
-
-
-def wiki80_run_files(task: Mapping, setting: str) -> dict[str, str]:
-    """The files of one Wiki80 run: evaluated on ``test`` with the epoch best on ``dev`` (the paper's
-    protocol) when a test file is configured, else on ``dev`` with the last epoch."""
-    files = {"train": task["train"][setting], "label2id": task["label2id"]}
-    if "test" in task:
-        return dict(files, eval=task["test"], select_on=task["dev"])
-    return dict(files, eval=task["dev"])
-
-
-def wiki80_files(task: Mapping) -> list[str]:
-    """Every data file of a Wiki80 task: its training settings' files, dev and test."""
-    return [*task["train"].values(), task["dev"], *([task["test"]] if "test" in task else [])]
-
-
-def fewrel_default_training(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> list[str]:
-    """The training files of a FewRel task that sets no ``train``: the Wiki80 task's (Wiki80 is
-    FewRel's train + val, and the runner drops every relation the test data holds); none when it
-    does not train (``steps`` 0); a config error when it trains and nothing is there to train on."""
-    if "wiki80" in tasks:
-        return wiki80_files(tasks["wiki80"])
-    if task["steps"] > 0:
-        raise ValueError(
-            f"tasks.{name}.train: not set, and there is no tasks.wiki80 to train on"
-            " (or set steps: 0 to test the pre-trained model)"
-        )
-    return []
 
 
 def norm_from_sweep(model: Mapping, tasks: Mapping[str, Mapping]) -> bool:

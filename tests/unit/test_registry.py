@@ -12,6 +12,8 @@ from pelt import registry
 from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
 from pelt.eval import settings
 from pelt.tasks import task_entities
+from pelt.tasks.fewrel import fewrel_default_training, fewrel_setting
+from pelt.tasks.wiki80 import wiki80_run_files
 
 FEWREL2 = {
     "domain": "biomed",
@@ -38,7 +40,7 @@ WIKI80 = {
 def test_kinds_of_configured_tasks():
     assert registry.kind_of("fewrel2", FEWREL2).name == "fewrel"  # FewRel 2.0 is FewRel under another key
     assert registry.kind_of("mine", {"kind": "wiki80"}).name == "wiki80"
-    assert registry.kind_of("lama", {}).runner == "pelt.eval.lama:run_lama"
+    assert registry.kind_of("lama", {}).runner == "pelt.tasks.lama.run:run_lama"
     assert registry.kind_of("entities_drugs", {}).name == "entities"  # more than one list: entities_<name>
     with pytest.raises(ValueError, match="unknown task kind 'fewrel3'"):
         registry.kind_of("fewrel3", {})
@@ -62,7 +64,7 @@ def test_runner_options_are_the_named_hyperparameters_and_the_setting():
     wiki = registry.runner_options("wiki80", WIKI80, "1%", 42, "baseline")
     assert wiki == {"lr": 3e-5, "epochs": 125, "seed": 42, "variant": "baseline", "setting": "1%"}
     with pytest.raises(ValueError, match="two positive integers"):
-        registry.fewrel_setting("5-0")
+        fewrel_setting("5-0")
     assert registry.settings_of("fewrel2", FEWREL2) == ["5-1", "10-5"]
     assert registry.settings_of("wiki80", WIKI80) == ["1%", "100%"]
 
@@ -92,7 +94,7 @@ def test_a_new_task_kind_is_one_registry_entry(tmp_path, monkeypatch):
         grid_keys=("rounds", "seeds"),
         hyperparameters=("lr",),
         runner="toy:run_toy",  # resolved by the job, never while planning
-        entity_reader="pelt.tasks:listed_entities",
+        entity_reader="pelt.tasks.entities.data:listed_entities",
         benchmarks=(),
         summaries=("toy",),
         run_files=lambda name, task, tasks, setting: {"items": task["items"], "round": setting},
@@ -116,24 +118,24 @@ def test_a_new_task_kind_is_one_registry_entry(tmp_path, monkeypatch):
 
 
 def test_run_files_and_the_fewrel_training_default():
-    assert registry.wiki80_run_files(WIKI80, "100%") == {
+    assert wiki80_run_files(WIKI80, "100%") == {
         "train": "train.jsonl",
         "label2id": "label2id.json",
         "eval": "dev.jsonl",
     }
     with_test = dict(WIKI80, test="test.jsonl")  # the paper's protocol: select on dev, report test
-    assert registry.wiki80_run_files(with_test, "1%")["eval"] == "test.jsonl"
-    assert registry.wiki80_run_files(with_test, "1%")["select_on"] == "dev.jsonl"
+    assert wiki80_run_files(with_test, "1%")["eval"] == "test.jsonl"
+    assert wiki80_run_files(with_test, "1%")["select_on"] == "dev.jsonl"
     tasks = {"fewrel2": FEWREL2, "wiki80": with_test}
-    assert registry.fewrel_default_training("fewrel2", FEWREL2, tasks) == [
+    assert fewrel_default_training("fewrel2", FEWREL2, tasks) == [
         "train_0.01.jsonl",
         "train.jsonl",
         "dev.jsonl",
         "test.jsonl",
     ]
-    assert registry.fewrel_default_training("fewrel2", dict(FEWREL2, steps=0), {"fewrel2": FEWREL2}) == []
+    assert fewrel_default_training("fewrel2", dict(FEWREL2, steps=0), {"fewrel2": FEWREL2}) == []
     with pytest.raises(ValueError, match="no tasks.wiki80 to train on"):
-        registry.fewrel_default_training("fewrel2", FEWREL2, {"fewrel2": FEWREL2})
+        fewrel_default_training("fewrel2", FEWREL2, {"fewrel2": FEWREL2})
 
 
 def test_the_kinds_name_their_data_and_run_files(tmp_path, monkeypatch):

@@ -148,8 +148,8 @@ def test_lama_subjects_have_pages_and_facts_are_stated(pages: dict[str, dict], l
 
 
 def test_google_re_files_restate_the_birth_and_death_facts(lama_facts: list[dict]) -> None:
-    from pelt.eval.lama import benchmark_of
-    from pelt.tasks import load_facts
+    from pelt.tasks.lama.data import load_facts
+    from pelt.tasks.lama.run import benchmark_of
 
     paths = sorted((DEMO / "lama" / "Google_RE").glob("*_test.jsonl"))
     facts, counts = load_facts(paths)

@@ -4,8 +4,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.lama import LamaFiles, run_lama
 from pelt.eval.settings import LamaSettings, TableInputs, parse
+from pelt.tasks.lama.run import LamaFiles, run_lama
 
 run_lama(
     snakemake.params.model,

@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.uhn import PERSON_NAME_QUERIES, build_uhn
+from pelt.tasks.lama.uhn import PERSON_NAME_QUERIES, build_uhn
 
 uhn = snakemake.params.uhn
 build_uhn(

@@ -9,7 +9,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.eval.settings import TableInputs, Wiki80Settings, parse
-from pelt.eval.wiki80 import Wiki80Files, run_wiki80
+from pelt.tasks.wiki80.run import Wiki80Files, run_wiki80
 
 options = dict(snakemake.params.options)
 seed, variant, setting = options.pop("seed"), options.pop("variant"), options.pop("setting")

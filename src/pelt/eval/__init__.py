@@ -1,3 +1,4 @@
-"""Evaluation of masked LMs with and without entity tables: the task runners (LAMA probing, FewRel,
-Wiki80, the controls); their summaries and the report are :mod:`pelt.report`, which reads their results.
+"""What the task runners (:mod:`pelt.tasks`) share, below them: the controls, the variant and its
+norm L, frequency buckets and each task's settings; it imports no task. Their summaries and the
+report are :mod:`pelt.report`, which reads their results.
 """

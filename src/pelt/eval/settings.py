@@ -110,7 +110,7 @@ class LamaSettings:
 
 @dataclass(frozen=True)
 class FewRelSettings:
-    """Proto on N-way K-shot episodes (the protocol: :mod:`pelt.eval.fewrel`). ``train_n_way``
+    """Proto on N-way K-shot episodes (the protocol: :mod:`pelt.tasks.fewrel.run`). ``train_n_way``
     None: N. ``warmup_steps`` (instead of the optimiser's ``warmup`` share), ``bias_correction``,
     the optimiser's ``max_grad_norm`` None and ``first_eval`` give the paper code's schedule."""
 

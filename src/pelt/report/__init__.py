@@ -1,4 +1,4 @@
 """The report: summaries of the tasks' results in the paper's layout, the report's pages and figures,
-and flags on results that measure nothing. It reads what :mod:`pelt.eval` wrote; the tasks never
+and flags on results that measure nothing. It reads what :mod:`pelt.tasks` wrote; the tasks never
 import it.
 """

@@ -1,7 +1,7 @@
 """The fine-tuning summaries (FewRel, Wiki80): accuracy over seeds in the layout of the paper's Tables 2
 and 3, beside its numbers, split by head entity and by relation.
 
-The per-run JSON files (:mod:`pelt.eval.fewrel`, :mod:`pelt.eval.wiki80`) are the source of truth; a
+The per-run JSON files (:mod:`pelt.tasks.fewrel.run`, :mod:`pelt.tasks.wiki80.run`) are the source of truth; a
 summary only selects, aggregates over seeds and lays out their numbers, so it can be rebuilt at any
 time from ``results/eval``.
 """

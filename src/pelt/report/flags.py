@@ -26,7 +26,7 @@ CHANCE_SE = 2.0
 
 
 def lama_flags(results: Sequence[dict]) -> list[str]:
-    """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.eval.lama` writes them)."""
+    """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.tasks.lama.run` writes them)."""
     flags = []
     for r in results:
         name = f"LAMA `{r['model']}` {r['variant']}"

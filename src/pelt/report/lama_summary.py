@@ -1,7 +1,7 @@
 """The LAMA summaries: one row per model and variant in the layout of the paper's Tables 4 and 5,
 and the norm sweep's P@1 for each L.
 
-The per-run JSON files (:mod:`pelt.eval.lama`) are the source of truth; a summary only selects and
+The per-run JSON files (:mod:`pelt.tasks.lama.run`) are the source of truth; a summary only selects and
 lays out their numbers, so it can be rebuilt at any time from ``results/eval``.
 """
 

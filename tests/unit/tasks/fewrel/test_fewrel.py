@@ -14,7 +14,11 @@ import pytest
 import torch
 from relation_data import NAMES, records, write_wiki80
 
-from pelt.eval.fewrel import (
+from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs, parse
+from pelt.models import load_masked_lm
+from pelt.table import write_table
+from pelt.tasks.fewrel.data import read_instances
+from pelt.tasks.fewrel.run import (
     FewRelFiles,
     _episode_logits,
     _shared_logits,
@@ -27,11 +31,13 @@ from pelt.eval.fewrel import (
     sample_episodes,
     split_fewrel,
 )
-from pelt.eval.relation import AdamWNoBiasCorrection, RelationEncoder, resolve_instances, trains_deterministically
-from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs, parse
-from pelt.models import load_masked_lm
-from pelt.table import write_table
-from pelt.tasks import Entity, Instance, read_instances
+from pelt.tasks.relation.data import Entity, Instance
+from pelt.tasks.relation.encoder import (
+    AdamWNoBiasCorrection,
+    RelationEncoder,
+    resolve_instances,
+    trains_deterministically,
+)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,13 @@ import torch.nn.functional as F
 from conftest import REPO
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from pelt.eval.relation import (
+from pelt.eval.settings import MARKERS, EncoderSettings, Markers, TableInputs
+from pelt.eval.variants import resolve_norm
+from pelt.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
+from pelt.table import EntityTable, write_table
+from pelt.tasks.fewrel.data import read_fewrel, read_instances
+from pelt.tasks.relation.data import Entity, Instance
+from pelt.tasks.relation.encoder import (
     RelationEncoder,
     _slots_after,
     accuracy_by_relation,
@@ -27,11 +33,7 @@ from pelt.eval.relation import (
     marked_text,
     resolve_instances,
 )
-from pelt.eval.settings import MARKERS, EncoderSettings, Markers, TableInputs
-from pelt.eval.variants import resolve_norm
-from pelt.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
-from pelt.table import EntityTable, write_table
-from pelt.tasks import Entity, Instance, read_fewrel, read_instances, read_wiki80
+from pelt.tasks.wiki80.data import read_wiki80
 
 DEMO = REPO / "resources" / "demo"
 

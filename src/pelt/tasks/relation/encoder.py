@@ -63,7 +63,7 @@ from pelt.models import (
 )
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
-from pelt.tasks import Instance
+from pelt.tasks.relation.data import Instance
 
 logger = logging.getLogger(__name__)
 

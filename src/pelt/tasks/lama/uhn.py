@@ -15,7 +15,7 @@ import torch
 
 from pelt.logs import progress
 from pelt.models import forward_mlm, load_masked_lm
-from pelt.tasks import Fact, load_facts
+from pelt.tasks.lama.data import Fact, load_facts
 
 logger = logging.getLogger(__name__)
 

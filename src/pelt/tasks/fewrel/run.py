@@ -5,7 +5,7 @@ Protocol (the paper, its appendix and its code base, thunlp PELT ``FewRel/``):
 - **Proto** (Snell et al. 2017): an episode has N relations with K support instances each and
   ``n_query`` queries per relation; a relation's prototype is the mean of its K support encodings,
   and a query's logits are minus its squared Euclidean distances to the prototypes.  The encoder is
-  the PLM with entity markers (:class:`pelt.eval.relation.RelationEncoder`).
+  the PLM with entity markers (:class:`pelt.tasks.relation.encoder.RelationEncoder`).
 - **Training**: ``steps`` optimizer steps (paper: 1500), each over ``batch_size`` episodes (the
   code base's ``--batch_size``: episodes per step; the paper searched 4 / 8 / 32 and reports 32)
   accumulated one episode at a time, so memory is that of one episode; an encoder without dropout
@@ -22,7 +22,7 @@ Protocol (the paper, its appendix and its code base, thunlp PELT ``FewRel/``):
 - **Validation data never overlaps the test data.**  The paper's scripts pass ``val_wiki`` as both
   validation and test set.  Here, when the configured validation data shares a relation or an
   instance with the test data (or none is given), validation uses *held-out training relations*:
-  :func:`pelt.eval.relation.holdout_relations` picks them by a hash of their names (the same on
+  :func:`pelt.tasks.relation.encoder.holdout_relations` picks them by a hash of their names (the same on
   every run and seed), a quarter of the training relations and at least N unless ``val_relations``
   says otherwise.  Training relations that share a name or any instance with the test or validation
   data are dropped first (Wiki80 files hold FewRel's val relations too).
@@ -50,7 +50,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pelt.eval.relation import (
+from pelt.eval.settings import FewRelSettings, TableInputs, as_record
+from pelt.logs import progress
+from pelt.tasks.fewrel.data import read_instances
+from pelt.tasks.relation.data import Instance
+from pelt.tasks.relation.encoder import (
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
@@ -68,9 +72,6 @@ from pelt.eval.relation import (
     take_step,
     trains_deterministically,
 )
-from pelt.eval.settings import FewRelSettings, TableInputs, as_record
-from pelt.logs import progress
-from pelt.tasks import Instance, read_instances
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ def _shared_logits(
 ) -> list[torch.Tensor]:
     """Training logits of several episodes, each instance they use encoded once in one forward.
 
-    For an encoder without dropout (:func:`pelt.eval.relation.trains_deterministically`) this is the
+    For an encoder without dropout (:func:`pelt.tasks.relation.encoder.trains_deterministically`) this is the
     per-episode computation exactly (same logits, same gradients, the encodings' dropout masks drawn
     in the same order), at the cost of one forward over the union: on the demo a step's four
     episodes use about 105 distinct instances for 200 encodings.  Memory is that of the union.

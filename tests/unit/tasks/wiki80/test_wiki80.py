@@ -14,9 +14,12 @@ import torch
 from conftest import REPO
 from relation_data import records, write_wiki80
 
-from pelt.eval.relation import RelationEncoder, resolve_instances
 from pelt.eval.settings import TableInputs, Wiki80Settings, parse
-from pelt.eval.wiki80 import (
+from pelt.models import load_masked_lm
+from pelt.table import write_table
+from pelt.tasks.relation.encoder import RelationEncoder, resolve_instances
+from pelt.tasks.wiki80.data import read_wiki80
+from pelt.tasks.wiki80.run import (
     MarkerClassifier,
     Wiki80Files,
     accuracy,
@@ -24,9 +27,6 @@ from pelt.eval.wiki80 import (
     run_wiki80,
     setting_of,
 )
-from pelt.models import load_masked_lm
-from pelt.table import write_table
-from pelt.tasks import read_wiki80
 
 DEMO = REPO / "resources" / "demo" / "wiki80"
 NO_TABLE = TableInputs("baseline")

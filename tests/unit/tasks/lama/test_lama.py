@@ -15,7 +15,13 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from pelt.eval.lama import (
+from pelt.eval.settings import LamaSettings, TableInputs
+from pelt.injection import inject
+from pelt.models import forward_mlm
+from pelt.table import EntityTable, write_table
+from pelt.task_entities import resolve_entities
+from pelt.tasks.lama.data import lama_subject, load_facts, relation_of
+from pelt.tasks.lama.run import (
     LamaFiles,
     candidate_vocabulary,
     choose_norm,
@@ -24,13 +30,7 @@ from pelt.eval.lama import (
     run_lama,
     sweep_norm,
 )
-from pelt.eval.settings import LamaSettings, TableInputs
-from pelt.eval.uhn import build_uhn
-from pelt.injection import inject
-from pelt.models import forward_mlm
-from pelt.table import EntityTable, write_table
-from pelt.task_entities import resolve_entities
-from pelt.tasks import lama_subject, load_facts, relation_of
+from pelt.tasks.lama.uhn import build_uhn
 
 TEMPLATES = {"P19": "[X] was born in [Y] .", "P36": "The capital of [X] is [Y] .", "P20": "[X] died in [Y] ."}
 # Subjects and objects from the tiny models' corpus; some objects are several tokens for some tokenizers.
@@ -475,7 +475,7 @@ def test_choose_norm_prefers_best_then_smallest():
 
 
 def test_sweep_norm_matches_run_lama_per_norm(tiny_model_dirs, lama_files, tmp_path, monkeypatch):  # noqa: F811
-    import pelt.eval.lama as lama
+    import pelt.tasks.lama.run as lama
 
     model_dir = tiny_model_dirs["bert"]
     table_path = tmp_path / "table.parquet"

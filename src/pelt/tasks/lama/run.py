@@ -53,14 +53,14 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import LamaSettings, TableInputs
-from pelt.eval.uhn import read_uhn
 from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
 from pelt.models import default_norm, forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
-from pelt.tasks import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
+from pelt.tasks.lama.data import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
+from pelt.tasks.lama.uhn import read_uhn
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ class _Probe:
 class LamaFiles:
     """A LAMA run's data: the fact files, the relation templates, the candidate vocabulary (and its
     lowercased form for an uncased model, as LAMA's ``--lowercase``), and ``uhn``, the fact ids
-    LAMA-UHN keeps (:func:`pelt.eval.uhn.build_uhn`), to score LAMA-UHN beside LAMA."""
+    LAMA-UHN keeps (:func:`pelt.tasks.lama.uhn.build_uhn`), to score LAMA-UHN beside LAMA."""
 
     facts: Sequence[str]
     relations: str

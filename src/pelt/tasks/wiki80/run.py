@@ -1,7 +1,7 @@
 """Supervised relation classification on Wiki80 (80 relations), with and without a table.
 
 As in the paper's code base (thunlp PELT ``RE/run_wiki80.py``): a linear layer (after dropout) over
-the concatenated states at the head and tail start markers (:class:`pelt.eval.relation.RelationEncoder`),
+the concatenated states at the head and tail start markers (:class:`pelt.tasks.relation.encoder.RelationEncoder`),
 cross-entropy, AdamW with linear warm-up over ``warmup`` of the steps then linear decay, gradient
 norm clipped at 1, fp32 weights.  The table is frozen; the model is fine-tuned.
 
@@ -29,7 +29,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pelt.eval.relation import (
+from pelt.eval.settings import TableInputs, Wiki80Settings, as_record
+from pelt.logs import progress
+from pelt.tasks.relation.data import Instance
+from pelt.tasks.relation.encoder import (
     MarkedText,
     RelationEncoder,
     accuracy_by_head,
@@ -44,9 +47,7 @@ from pelt.eval.relation import (
     snapshot,
     take_step,
 )
-from pelt.eval.settings import TableInputs, Wiki80Settings, as_record
-from pelt.logs import progress
-from pelt.tasks import Instance, read_wiki80
+from pelt.tasks.wiki80.data import read_wiki80
 
 logger = logging.getLogger(__name__)
 
