@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 from tiny_models import CORPUS
 from transformers import RobertaConfig, RobertaModel
 
-from pelt.demo_model import DemoModelSettings, pack_blocks, train_demo_model
+from pelt.demo_model import DemoModelSettings, demo_model, pack_blocks, train_demo_model, training_inputs
 from pelt.models import load_masked_lm
 
 PRECISIONS = ("fp32", "bf16")
@@ -120,4 +120,43 @@ def test_the_settings_defaults_are_the_schemas():
     # defaults live in one place: a library user training the demo model gets what the workflow trains
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
     properties = schema["properties"]["demo_model"]["properties"]
-    assert asdict(DemoModelSettings()) == {k: v["default"] for k, v in properties.items() if k != "documents"}
+    where = ("documents", "shipped")  # what the model is trained on or taken from, not how
+    assert asdict(DemoModelSettings()) == {k: v["default"] for k, v in properties.items() if k not in where}
+
+
+def test_the_shipped_demo_model_is_the_one_the_demo_config_trains():
+    """The model `make demo` and the suite take instead of training was trained on today's demo
+    documents with today's settings: a changed world or setting must ship a model trained anew
+    (`demo_model.shipped` unset, then copy results/models/demo over it), or the demo trains its own."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["demo_model"]
+    settings = DemoModelSettings(**{k: v for k, v in config.items() if k not in ("documents", "shipped")})
+    shipped = REPO / config["shipped"]
+    summary = json.loads((shipped / "training.json").read_text())
+    assert summary["inputs"] == training_inputs(REPO / config["documents"], settings), (
+        f"{shipped} was trained on other documents or settings than config/config.yaml's demo_model"
+    )
+    assert (summary["steps"], summary["precision"]) == (settings.steps, settings.precision)
+    model, tokenizer = load_masked_lm(str(shipped))
+    shape = (model.config.hidden_size, model.config.num_hidden_layers, model.config.max_position_embeddings)
+    assert shape == (settings.hidden_size, settings.num_layers, settings.max_seq_len + tokenizer.pad_token_id + 1)
+
+
+def test_a_shipped_model_is_taken_only_for_the_inputs_it_was_trained_on(documents, tmp_path, caplog):
+    caplog.set_level("INFO", logger="pelt.demo_model")
+    settings = replace(SMALL, steps=5)
+    trained = train_demo_model(str(documents), str(tmp_path / "shipped"), settings)
+    caplog.clear()
+    taken = demo_model(str(documents), str(tmp_path / "taken"), settings, shipped=tmp_path / "shipped")
+    assert taken == trained and "the shipped one" in caplog.text and "training" not in caplog.text
+    weights = load_file(tmp_path / "shipped" / "model.safetensors")
+    assert all(torch.equal(t, load_file(tmp_path / "taken" / "model.safetensors")[k]) for k, t in weights.items())
+    caplog.clear()
+    other = replace(settings, seed=43)
+    retrained = demo_model(str(documents), str(tmp_path / "other"), other, shipped=tmp_path / "shipped")
+    assert "was trained on other documents or settings" in caplog.text
+    assert retrained["inputs"] == training_inputs(documents, other) != trained["inputs"]
+    changed = tmp_path / "changed.txt"
+    changed.write_text(documents.read_text() + "One more document .\n")
+    caplog.clear()
+    demo_model(str(changed), str(tmp_path / "changed"), settings, shipped=tmp_path / "shipped")
+    assert "was trained on other documents or settings" in caplog.text

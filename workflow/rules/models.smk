@@ -4,6 +4,7 @@
 rule demo_model:
     input:
         documents=lookup(dpath="demo_model/documents", within=config),
+        shipped=lookup(dpath="demo_model/shipped", within=config, default=[]),
     output:
         directory("results/models/demo"),
     log:
@@ -13,7 +14,11 @@ rule demo_model:
     threads: 2
     params:
         settings=canonical(
-            {k: v for k, v in config["demo_model"].items() if k != "documents"}
+            {
+                k: v
+                for k, v in config["demo_model"].items()
+                if k not in ("documents", "shipped")
+            }
         ),
     script:
         "../scripts/demo_model.py"

@@ -1,9 +1,15 @@
-"""Snakemake job: train the small demo RoBERTa (tokenizer + masked LM) on the demo's pretraining text."""
+"""Snakemake job: the small demo RoBERTa (tokenizer + masked LM): the shipped one where it was
+trained on these documents and settings, else trained on the demo's pretraining text."""
 
 from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.demo_model import DemoModelSettings, train_demo_model
+from pelt.demo_model import DemoModelSettings, demo_model
 
-train_demo_model(snakemake.input.documents, snakemake.output[0], DemoModelSettings(**snakemake.params.settings))
+demo_model(
+    snakemake.input.documents,
+    snakemake.output[0],
+    DemoModelSettings(**snakemake.params.settings),
+    shipped=snakemake.input.shipped or None,
+)
