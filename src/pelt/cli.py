@@ -6,7 +6,9 @@ entity each name stands for), ``pelt table merge OUT TABLE...`` (tables of disjo
 and counts add), ``pelt table similar PATH ENTITY [-k K]`` (nearest neighbours),
 ``pelt table export PATH --format word2vec|npy|safetensors OUT`` and ``pelt table push PATH TARGET``
 (a Hub dataset repository, or with ``--local`` its folder). A table path is a ``table.parquet`` or
-the folder holding one. Errors are one line saying what to do (``--debug`` shows the traceback).
+the folder holding one. ``pelt config check FILE...`` names the line and column of a config file
+that does not parse, which Snakemake's own message for a ``--configfile`` does not. Errors are one
+line saying what to do (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pelt.config import yaml_problem
 from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
@@ -48,6 +51,15 @@ def _open(path: str) -> EntityTable:
         fix = "give a table.parquet or the folder holding one"
         raise FileNotFoundError(f"entity table {table_path} does not exist: {fix}")
     return EntityTable.open(table_path)
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    problems = [problem for path in args.files if (problem := yaml_problem(path))]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if not problems:
+        print(f"{len(args.files)} config file(s) parse")
+    return 1 if problems else 0
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -155,6 +167,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pelt {importlib.metadata.version('pelt')}")
     parser.add_argument("--debug", action="store_true", help="on errors, show the traceback")
     commands = parser.add_subparsers(dest="command", required=True)
+    config = commands.add_parser("config", help="check workflow config files").add_subparsers(
+        dest="action", required=True
+    )
+    check = config.add_parser(
+        "check",
+        help="name the file, line and column where a config file does not parse",
+        description="Snakemake reads --configfile files before any pelt code runs, and says only 'Config file is "
+        "not valid JSON or YAML'; this names the place.",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.set_defaults(run=_check_config)
     table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
     actions = table.add_subparsers(dest="action", required=True)
     on_table = argparse.ArgumentParser(add_help=False)  # the first argument of every action but merge

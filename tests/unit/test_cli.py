@@ -162,3 +162,16 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
     process.stdout.close()  # what `| head -1` does
     assert process.stderr.read() == b""
     assert process.wait(timeout=60) == 141
+
+
+def test_config_check_names_the_place_a_config_file_does_not_parse(tmp_path, capsys):
+    """Snakemake says only 'Config file is not valid JSON or YAML' of a --configfile."""
+    good = tmp_path / "good.yaml"
+    good.write_text("models:\n  - name: demo\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models:\n  - name: demo\n tasks: [\n")
+    assert main(["config", "check", str(good)]) == 0
+    assert capsys.readouterr().out == "1 config file(s) parse\n"
+    assert main(["config", "check", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{bad}:3:2: invalid YAML: "), err
