@@ -184,5 +184,6 @@ rule stage_times_plot:
         "../../envs/torch.yaml"
     params:
         logs="logs",
+        metadata=".snakemake/metadata",  # Snakemake's record of each job's start and end
     script:
         "../scripts/stage_times_plot.py"

@@ -6,4 +6,4 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.report.figures import plot_stage_times
 
-plot_stage_times(snakemake.params.logs, snakemake.output[0])
+plot_stage_times(snakemake.params.logs, snakemake.output[0], snakemake.params.metadata)

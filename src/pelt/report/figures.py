@@ -228,6 +228,7 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
     methods = [k for k in rows[0] if k.startswith("found_by_")]
     fig, ax = plt.subplots(figsize=(8, 1.2 + 1.1 * len(rows)), layout="constrained")
     labels = []
+    colours = {"not found": "#BBBBBB"}  # one colour per series, whichever bar it is in
     for i, row in enumerate(rows):
         n = {k: int(v or 0) for k, v in row.items() if k not in ("domain", "model")}
         found = sum(n[m] for m in methods)
@@ -241,8 +242,8 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
         ]
         for j, segs in enumerate(segments):
             y, left = 2 * i + j, 0
-            for k, (label, value) in enumerate(segs):
-                colour = "#BBBBBB" if label == "not found" else COLOURS[(k + 3 * j) % len(COLOURS)]
+            for label, value in segs:
+                colour = colours.setdefault(label, "#BBBBBB" if label == "not found" else COLOURS[len(colours)])
                 bar = ax.barh(y, value, left=left, color=colour, label=label if i == 0 else None)
                 if value >= 0.04 * max(1, n["wanted"]):  # a number on a sliver would cover its neighbours
                     ax.bar_label(bar, labels=[str(value)], label_type="center", fontsize=8)
@@ -292,20 +293,25 @@ def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg:
     _save(fig, out_svg)
 
 
-def plot_stage_times(logs_dir: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
-    """Wall time per stage, summed over its jobs, longest first, from the job logs under ``logs_dir``
-    (:func:`pelt.report.pipeline.stage_times`: Snakemake's ``benchmark:`` files would need a directive on
-    every rule and be missing from runs made before; every job already writes a timestamped log)."""
-    times = stage_times(logs_dir)
+def plot_stage_times(
+    logs_dir: str | os.PathLike[str],
+    out_svg: str | os.PathLike[str],
+    metadata_dir: str | os.PathLike[str] | None = None,
+) -> None:
+    """Wall time per stage, summed over its jobs, longest first (:func:`pelt.report.pipeline.stage_times`:
+    Snakemake's record of each job's start and end, else the job's log), in seconds when no stage
+    took two minutes."""
+    times = stage_times(logs_dir, metadata_dir)
     stages = sorted(times, key=lambda s: times[s][0])
     fig, ax = plt.subplots(figsize=(7, 1 + 0.35 * len(stages)), layout="constrained")
-    minutes = [times[s][0] / 60 for s in stages]
-    bars = ax.barh(range(len(stages)), minutes, color=COLOURS[0])
-    ax.bar_label(
-        bars, labels=[f"{m:.1f} min, {times[s][1]} job(s)" for m, s in zip(minutes, stages)], padding=3, fontsize=8
-    )
+    longest = max((times[s][0] for s in stages), default=0.0)
+    unit, per = ("s", 1.0) if longest < 120 else ("min", 60.0)
+    values = [times[s][0] / per for s in stages]
+    bars = ax.barh(range(len(stages)), values, color=COLOURS[0])
+    labels = [(f"{t:.0f} s" if t < 60 else f"{t / 60:.1f} min") + f", {n} job(s)" for t, n in map(times.get, stages)]
+    ax.bar_label(bars, labels=labels, padding=3, fontsize=8)
     ax.set_yticks(range(len(stages)), stages)
-    ax.set_xlim(0, max(minutes, default=1) * 1.35 or 1)
-    ax.set_xlabel("minutes, summed over the stage's jobs (each job: its log's first to last time stamp)")
+    ax.set_xlim(0, max(values, default=1) * 1.35 or 1)
+    ax.set_xlabel(f"{'seconds' if unit == 's' else 'minutes'}, summed over the stage's jobs")
     ax.set_title("Time per stage")
     _save(fig, out_svg)

@@ -180,13 +180,19 @@ LOG_TIMES = (
 )
 
 
-def stage_times(logs_dir: str | os.PathLike[str]) -> dict[str, tuple[float, int]]:
-    """Wall seconds and number of jobs per stage, from the job logs under ``logs_dir``: a job's time is
-    from its log's earliest to its latest timestamped line (:data:`LOG_TIMES`; a few seconds of imports
-    before the first line are not counted; Snakemake removes a job's log before it reruns the job).
-    The stage is the log's first folder (``corpus``, ``linking`` ...), with the
-    second for ``eval`` (``eval/lama``, ``eval/fewrel`` ...). A log without a timestamp counts as a job
-    of 0 s."""
+def stage_times(
+    logs_dir: str | os.PathLike[str], metadata_dir: str | os.PathLike[str] | None = None
+) -> dict[str, tuple[float, int]]:
+    """Wall seconds and number of jobs per stage, one job per log under ``logs_dir``.
+
+    A job's time is Snakemake's own: its start and end as recorded in ``metadata_dir``
+    (``.snakemake/metadata``, one record per output naming the job's log), which counts a job's
+    imports and Spark's start too. A log no record names (a run whose metadata is gone) is timed from
+    its earliest to its latest timestamped line (:data:`LOG_TIMES`), or 0 s without one. Snakemake
+    removes a job's log before it reruns the job. The stage is the log's first folder (``corpus``,
+    ``linking`` ...), with the second for ``eval`` (``eval/lama``, ``eval/fewrel`` ...).
+    """
+    recorded = _snakemake_job_seconds(logs_dir, metadata_dir) if metadata_dir is not None else {}
     times: dict[str, tuple[float, int]] = {}
     for root, _, files in os.walk(logs_dir):
         for name in sorted(files):
@@ -195,10 +201,32 @@ def stage_times(logs_dir: str | os.PathLike[str]) -> dict[str, tuple[float, int]
             path = os.path.join(root, name)
             parts = os.path.relpath(path, logs_dir).split(os.sep)
             stage = "/".join(parts[:2]) if parts[0] == "eval" and len(parts) > 2 else parts[0].removesuffix(".log")
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-            stamps = [datetime.strptime(t, form) for pattern, form in LOG_TIMES for t in pattern.findall(text)]
-            seconds = (max(stamps) - min(stamps)).total_seconds() if stamps else 0.0
+            seconds = recorded.get(os.path.realpath(path))
+            if seconds is None:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                stamps = [datetime.strptime(t, form) for pattern, form in LOG_TIMES for t in pattern.findall(text)]
+                seconds = (max(stamps) - min(stamps)).total_seconds() if stamps else 0.0
             total, jobs = times.get(stage, (0.0, 0))
             times[stage] = (total + seconds, jobs + 1)
     return times
+
+
+def _snakemake_job_seconds(logs_dir: str | os.PathLike[str], metadata_dir: str | os.PathLike[str]) -> dict[str, float]:
+    """Seconds of each job Snakemake recorded, keyed by its log's real path. The records' log paths
+    are relative to the workflow's directory, the one holding ``logs_dir``."""
+    workdir = os.path.dirname(os.path.realpath(logs_dir))
+    seconds: dict[str, float] = {}
+    if not os.path.isdir(metadata_dir):
+        return seconds
+    for name in os.listdir(metadata_dir):
+        try:
+            with open(os.path.join(metadata_dir, name), encoding="utf-8") as fh:
+                record = json.load(fh)
+            start, end, logs = record["starttime"], record["endtime"], record["log"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # another record format, or a job still running: its log's time stamps count instead
+        if isinstance(start, int | float) and isinstance(end, int | float) and end >= start:
+            for log in logs:
+                seconds[os.path.realpath(os.path.join(workdir, log))] = end - start
+    return seconds

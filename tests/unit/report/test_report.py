@@ -179,6 +179,26 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     assert "task-entity names" in texts and "found, no sentence" in texts
 
 
+def test_each_coverage_series_has_a_colour_of_its_own(tmp_path: Path):
+    """Four ways of linking and three vector states: seven series, seven colours in the legend (the
+    demo's 'title' and 'with a vector' once shared one)."""
+    counts = {"found_by_alias": 1, "found_by_qid": 5, "found_by_string": 2, "found_by_title": 3, "not_found": 1}
+    row = {"domain": "wiki", "model": "demo", "wanted": 12, **counts, "names_in_table": 9}
+    with (tmp_path / "c.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, row)
+        writer.writeheader()
+        writer.writerow(row)
+    plot_coverage(tmp_path / "c.csv", tmp_path / "c.svg")
+    legend = next(g for g in ET.parse(tmp_path / "c.svg").getroot().iter(f"{SVG}g") if g.get("id") == "legend_1")
+    names = ["".join(t.itertext()) for t in legend.iter(f"{SVG}text")]
+    fills = [
+        style.split("fill: ")[1].split(";")[0]
+        for path in legend.iter(f"{SVG}path")
+        if "fill: " in (style := path.get("style") or "") and "fill: #ffffff" not in style
+    ]
+    assert len(names) == 7 and len(fills) == 7 and len(set(fills)) == 7, (names, fills)
+
+
 def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_path: Path):
     """Each stage's counts file becomes rows in file order, zero counts included; skip counts are
     marked whether or not they are zero, and only the non-zero ones are highlighted in the HTML."""
@@ -244,7 +264,24 @@ def test_stage_times_from_pelt_and_spark_log_lines(tmp_path: Path):
     assert times == {"linking": (pytest.approx(49.5), 1), "eval/lama": (pytest.approx(2.25), 2)}
     plot_stage_times(logs, tmp_path / "t.svg")
     texts = svg_texts(tmp_path / "t.svg")
-    assert "0.8 min, 1 job(s)" in texts and "0.0 min, 2 job(s)" in texts and "eval/lama" in texts
+    assert "50 s, 1 job(s)" in texts and "2 s, 2 job(s)" in texts and "eval/lama" in texts
+    assert "seconds, summed over the stage's jobs" in texts  # no stage took two minutes
+
+    # Snakemake's record of a job's start and end wins over its log (imports and the JVM's start count):
+    # one record per output, each naming the job's log; a record of another format is passed over
+    metadata = tmp_path / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True)
+    job = {"rule": "link_wikipedia", "log": ["logs/linking/wiki.log"], "starttime": 100.0, "endtime": 241.0}
+    (metadata / "a").write_text(json.dumps(job))
+    (metadata / "b").write_text(json.dumps(job))
+    (metadata / "c").write_text(json.dumps({"rule": "x", "log": ["logs/eval/lama/m/pelt.log"]}))
+    (metadata / "d").write_text("not json")
+    times = stage_times(logs, metadata)
+    assert times == {"linking": (pytest.approx(141.0), 1), "eval/lama": (pytest.approx(2.25), 2)}
+    plot_stage_times(logs, tmp_path / "t.svg", metadata)
+    texts = svg_texts(tmp_path / "t.svg")
+    assert "2.4 min, 1 job(s)" in texts and "2 s, 2 job(s)" in texts
+    assert "minutes, summed over the stage's jobs" in texts
 
 
 def _fewrel(tmp_path: Path, variant: str, seed: int, accuracy: float) -> Path:
