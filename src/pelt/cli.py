@@ -167,6 +167,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pelt {importlib.metadata.version('pelt')}")
     parser.add_argument("--debug", action="store_true", help="on errors, show the traceback")
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_config_commands(commands)
+    _add_table_commands(commands)
+    return parser
+
+
+def _add_config_commands(commands: argparse._SubParsersAction) -> None:
     config = commands.add_parser("config", help="check workflow config files").add_subparsers(
         dest="action", required=True
     )
@@ -178,6 +184,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("files", nargs="+", metavar="FILE")
     check.set_defaults(run=_check_config)
+
+
+def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
     actions = table.add_subparsers(dest="action", required=True)
     on_table = argparse.ArgumentParser(add_help=False)  # the first argument of every action but merge
@@ -247,7 +256,6 @@ def _parser() -> argparse.ArgumentParser:
     push.add_argument("--license", help="the corpus's licence, e.g. cc-by-sa-4.0")
     push.add_argument("--private", action="store_true", help="a private Hub repository")
     push.set_defaults(run=_push)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
