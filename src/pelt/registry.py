@@ -16,7 +16,7 @@ from __future__ import annotations
 import glob
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 
@@ -206,13 +206,32 @@ def run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping], setting: s
     return kind.run_files(name, task, tasks, setting)
 
 
-def check_task(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> None:
+def check_task(
+    name: str, task: Mapping, tasks: Mapping[str, Mapping], pending: Callable[[str], bool] | None = None
+) -> None:
     """Config errors the schema cannot express, raised before anything runs: a data file that is
-    not there, a FewRel task with nothing to train on, a Wiki80 setting without its epochs."""
-    data_files(name, task, tasks)
+    not there, a FewRel task with nothing to train on, a Wiki80 setting without its epochs.
+
+    ``pending``: whether a path is one a download will write (``snakemake download`` fetches the
+    paper's files): a task naming one is checked for its files when a job needs them, not before,
+    or the download itself could not be planned."""
+    if pending is None or not any(pending(path) for path in _paths(task)):
+        data_files(name, task, tasks)
     kind = kind_of(name, task)
     if kind.check is not None:
         kind.check(name, task)
+
+
+def _paths(value: object) -> Iterator[str]:
+    """Every string in a config value (a task's files: a glob, a list, a mapping of them)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _paths(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _paths(item)
 
 
 def resolve(path: str) -> Callable:

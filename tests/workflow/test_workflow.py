@@ -139,6 +139,27 @@ def test_a_config_file_that_does_not_parse_is_named_with_its_line(tmp_path):
     assert "Traceback" not in out and len(out.splitlines()) < 8, out
 
 
+def test_the_paper_download_plans_on_a_machine_without_its_files(tmp_path):
+    """`snakemake download --configfile config/paper.yaml`, as docs/running.md teaches, in an empty
+    folder: the tasks' and corpora's files under data/ are the download's to write, so they are not
+    asked for before it (they were, and the documented first command failed on a fresh machine)."""
+    run = snakemake(tmp_path, "download", "-n", "--configfile", str(REPO / "config" / "paper.yaml"))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    planned = {job["rule"] for job in planned_jobs(run.stdout)}
+    assert {"enwiki_checksums", "enwiki_file", "lama_release", "release_file", "download"} <= planned, planned
+
+
+def test_a_corpus_glob_matching_nothing_stops_the_plan_in_a_line(tmp_path):
+    """Checked with the config, before any rule asks for the corpus (inside an input function it was
+    reported as an error of the rule entity_table)."""
+    write_config(tmp_path, corpora={"wikipedia": {"kind": "wikipedia", "path": str(tmp_path / "enwiki-*.xml.bz2")}})
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert f"corpora.wikipedia.path: no file matches '{tmp_path / 'enwiki-*.xml.bz2'}'" in out, out
+    assert "InputFunctionException" not in out and "rule entity_table" not in out, out
+
+
 @pytest.mark.parametrize(
     ("tasks", "named"),
     [

@@ -495,7 +495,7 @@ def finetuning_options(wildcards):
 def check_tasks():
     """Config errors the schema cannot express, refused before the DAG is built (pelt.registry.check_task)."""
     for name, task in config["tasks"].items():
-        config_error(registry.check_task, name, task, config["tasks"])
+        config_error(registry.check_task, name, task, config["tasks"], downloaded)
 
 
 def check_entities_are_named():
@@ -510,12 +510,29 @@ def check_entities_are_named():
         )
 
 
-check_entities_are_named()
-check_tasks()
-
-
 DOWNLOAD = config.get("download", {})
 RELEASES = DOWNLOAD.get("files", {})
+
+
+def downloaded(path):
+    """A config path whose files the download rules write (under data/, with a `download` config):
+    not there before `snakemake download`, so checked when a job needs them, not at parse time.
+    """
+    return bool(DOWNLOAD) and os.path.normpath(path).split(os.sep)[0] == "data"
+
+
+def check_corpora():
+    """Each corpus glob matches a file, or the run stops here in a line naming the key (inside an
+    input function, Snakemake would report it as an error of whichever rule asked first).
+    """
+    for domain, corpus in CORPORA.items():
+        if not downloaded(corpus["path"]):
+            corpus_file_ids(domain)
+
+
+check_entities_are_named()
+check_tasks()
+check_corpora()
 ENWIKI_FILES = (
     "|".join(re.escape(name) for name in DOWNLOAD.get("enwiki_files", [])) or NEVER
 )
