@@ -514,11 +514,14 @@ DOWNLOAD = config.get("download", {})
 RELEASES = DOWNLOAD.get("files", {})
 
 
-def downloaded(path):
-    """A config path whose files the download rules write (under data/, with a `download` config):
-    not there before `snakemake download`, so checked when a job needs them, not at parse time.
-    """
-    return bool(DOWNLOAD) and os.path.normpath(path).split(os.sep)[0] == "data"
+def downloaded(paths):
+    """Whether a config path (or any of a list of them) names files the download rules write (under
+    data/, with a `download` config): not there before `snakemake download`, so checked when a job
+    needs them, not at parse time."""
+    return bool(DOWNLOAD) and any(
+        os.path.normpath(path).split(os.sep)[0] == "data"
+        for path in ([paths] if isinstance(paths, str) else paths)
+    )
 
 
 def check_corpora():

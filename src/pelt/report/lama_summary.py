@@ -8,7 +8,6 @@ lays out their numbers, so it can be rebuilt at any time from ``results/eval``.
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -17,7 +16,15 @@ from pelt.eval.buckets import bucket_names
 from pelt.report.flags import LAMA_CHECKS, SWEEP_CHECKS, lama_flags, norm_sweep_flags
 from pelt.report.html import flag_lines
 from pelt.report.paper import PAPER_CITATION, PAPER_NORMS, paper_model, paper_result
-from pelt.report.tables import CONTROL_VARIANTS, CONTROLS_NOTE, VARIANT_ORDER, load_results, percent, write_summary
+from pelt.report.tables import (
+    CONTROL_VARIANTS,
+    CONTROLS_NOTE,
+    VARIANT_ORDER,
+    load_results,
+    percent,
+    read_result,
+    write_summary,
+)
 
 logger = logging.getLogger(__name__)
 # The columns of the paper's Table 4: LAMA's two sources and their LAMA-UHN subsets.
@@ -27,8 +34,7 @@ LAMA_COLUMNS = ("G-RE", "T-REx", "UHN G-RE", "UHN T-REx")
 def _lama_rows(result_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
     results = []
     for path in result_jsons:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
+        result = read_result(path)
         missing = {"model", "variant", "macro_p_at_1", "micro_p_at_1", "counts"} - set(result)
         if missing:
             raise ValueError(f"{path}: not a LAMA result (missing {sorted(missing)})")

@@ -92,7 +92,7 @@ FLOOR = 0.02
 # copies each pass makes of it, would outgrow the CPU's cache and cost more per character (linear
 # code measured ratios of 3 at 90 K characters, 3.3 at 1 M).
 MAX_CHARS = 1 << 15
-REPEATS = 5
+REPEATS = 9  # a suite run on a 2-core machine once measured 3.0 for linear code after 5
 
 
 def _cpu_seconds(read: Callable[[str], object], text: str, loops: int) -> float:

@@ -79,8 +79,8 @@ def test_rows_and_markdown(tmp_path: Path):
     buckets = {"[0,10)": _bucket(rare), "[10,50)": _bucket({})}
     per_fact, macro = 10 / 16, (1 / 4 + 9 / 12) / 2
     files = [
-        _result(tmp_path / "b.json", "demo", "pelt", 0.5, 0.45, buckets),
-        _result(tmp_path / "a.json", "demo", "baseline", 0.25, 0.2, buckets),
+        _result(tmp_path / "b.json", "results/models/demo", "pelt", 0.5, 0.45, buckets),  # named by its id
+        _result(tmp_path / "a.json", "results/models/demo", "baseline", 0.25, 0.2, buckets),
         _result(tmp_path / "c.json", "bert-base", "baseline", 0.125, 0.1, None),
     ]
     out_csv, out_md = tmp_path / "s.csv", tmp_path / "s.md"
@@ -124,7 +124,7 @@ def test_bucket_p_at_1_per_fact_beside_the_papers_table_5(tmp_path: Path):
     assert float(row["macro_p_at_1 [0,10)"]) == pytest.approx(macro)
     assert float(row["paper [0,10)"]) == pytest.approx(0.219)
     md = (tmp_path / "s.md").read_text()
-    assert f"| `/models/roberta-base` | pelt | 7 | [0,10) | 4 | {100 * per_fact:.1f} (21.9) | {100 * macro:.1f} |" in md
+    assert f"| `roberta-base` | pelt | 7 | [0,10) | 4 | {100 * per_fact:.1f} (21.9) | {100 * macro:.1f} |" in md
 
 
 def test_lama_table_4_layout_with_the_papers_numbers(tmp_path: Path):
@@ -135,15 +135,16 @@ def test_lama_table_4_layout_with_the_papers_numbers(tmp_path: Path):
     ]
     write_lama_summary(files, tmp_path / "s.csv", tmp_path / "s.md")
     rows = list(csv.DictReader((tmp_path / "s.csv").open()))
-    assert [r["model"] for r in rows] == ["/models/roberta-base", "demo"]
-    assert float(rows[0]["macro_p_at_1 UHN T-REx"]) == 0.125
-    assert float(rows[0]["paper UHN T-REx"]) == pytest.approx(0.193)
-    assert rows[1]["paper T-REx"] == "" and rows[1]["macro_p_at_1 UHN T-REx"] == ""  # no paper number, no UHN run
-    assert "macro_p_at_1 G-RE" not in rows[0]  # no run has Google-RE: no column
+    assert [r["model"] for r in rows] == ["demo", "roberta-base"]  # a local folder by its name
+    roberta, demo = rows[1], rows[0]
+    assert float(roberta["macro_p_at_1 UHN T-REx"]) == 0.125
+    assert float(roberta["paper UHN T-REx"]) == pytest.approx(0.193)
+    assert demo["paper T-REx"] == "" and demo["macro_p_at_1 UHN T-REx"] == ""  # no paper number, no UHN run
+    assert "macro_p_at_1 G-RE" not in roberta  # no run has Google-RE: no column
     md = (tmp_path / "s.md").read_text()
     macro = "P@1 macro over relations (as the paper)"
     assert f"| Model | Variant | L | T-REx {macro} | UHN T-REx {macro} |" in md
-    assert "| `/models/roberta-base` | pelt | 7 | 25.0 (27.5) | 12.5 (19.3) |" in md
+    assert "| `roberta-base` | pelt | 7 | 25.0 (27.5) | 12.5 (19.3) |" in md
     assert "| `demo` | baseline | – | 50.0 | – |" in md
 
 
