@@ -392,59 +392,79 @@ SPLIT_TEMPLATES = {
     "validation": "Notes mention H beside T .",
     "test": "Records list H with T .",
 }
-# Relation -> (split, Wiki80 name, how its (head, tail) pairs are drawn; see relation_pairs).
-# The test relations are the paper's kind of test: five relations whose tails overlap in kind, told
-# apart only by the head (a city: born, died, headquartered or formed there; a country: citizen).
-# Training relations are separated the same way (the head's kind and fact, a country as the tail);
-# validation relations by the kinds of head and tail.
+# Relation -> (split, Wiki80 name, how its (head, tail) pairs are drawn; see relation_pairs). A
+# relation written ``A>B`` follows the head's fact A, then B from there (P17: a city's country).
+# The ten test relations are the paper's kind of test: their tails overlap in kind (a city: born,
+# died, headquartered or formed there; a country: citizen of, or the country of one of those), so
+# within a tail kind only the head tells them apart. Training relations are separated the same way
+# (the language or the capital of such a country), so that fine-tuning learns to read the head;
+# validation relations by the kinds of head and tail. Ten relations or more in each split, so that
+# 10-way episodes can be drawn from each.
 RC_RELATIONS = {
     "P19": ("test", "place of birth", "fact"),
     "P20": ("test", "place of death", "fact"),
     "P27": ("test", "country of citizenship", "fact"),
     "P159": ("test", "headquarters location", "fact"),
     "P740": ("test", "location of formation", "fact"),
-    "P19>P17": ("train", "country of birth", "country of fact"),
-    "P20>P17": ("train", "country of death", "country of fact"),
-    "P159>P17": ("train", "country of headquarters", "country of fact"),
-    "P740>P17": ("train", "country of formation", "country of fact"),
-    "P27>P37": ("train", "language of citizenship", "language of fact"),
+    "P19>P17": ("test", "country of birth", "fact"),
+    "P20>P17": ("test", "country of death", "fact"),
+    "P159>P17": ("test", "country of headquarters", "fact"),
+    "P740>P17": ("test", "country of formation", "fact"),
+    "P27>P37": ("test", "language of citizenship", "fact"),
+    "P19>P17>P37": ("train", "language of the birth country", "fact"),
+    "P20>P17>P37": ("train", "language of the death country", "fact"),
+    "P159>P17>P37": ("train", "language of the headquarters country", "fact"),
+    "P740>P17>P37": ("train", "language of the formation country", "fact"),
+    "P19>P17>P36": ("train", "capital of the birth country", "fact"),
+    "P20>P17>P36": ("train", "capital of the death country", "fact"),
+    "P27>P36": ("train", "capital of the citizenship country", "fact"),
+    "P159>P17>P36": ("train", "capital of the headquarters country", "fact"),
+    "P740>P17>P36": ("train", "capital of the formation country", "fact"),
     "P106": ("train", "occupation", "fact"),
     "P1303": ("train", "instrument", "fact"),
     "P108": ("validation", "employer", "person to company"),
     "P463": ("validation", "member of", "person to band"),
     "P112": ("validation", "founded by", "company to person"),
     "P26": ("validation", "spouse", "person to person"),
+    "P355": ("validation", "subsidiary", "company to company"),
+    "P737": ("validation", "influenced by", "band to band"),
     "P17": ("validation", "country", "city to country"),
+    "P264": ("validation", "record label", "band to company"),
+    "P36": ("validation", "capital", "fact"),
+    "P37": ("validation", "official language", "fact"),
 }
-RARE_HEADS = 50  # at most, per relation: every rare subject of a five-relation fact (30 companies, bands)
-FREQUENT_HEADS = 15  # per relation: the heads the demo model knows, to see that the table does not harm them
+RARE_HEADS = 30  # at most, per relation: rare subjects of the first fact (30 companies, bands)
+FREQUENT_HEADS = 10  # per relation: the heads the demo model knows, to see that the table does not harm them
 
 
 def relation_pairs(world: World, relation: str, rng: random.Random) -> list[tuple[Entity, Entity]]:
     """(head, tail) pairs of ``relation``: up to ``RARE_HEADS`` rare heads and ``FREQUENT_HEADS``
-    frequent ones, rare first. A ``fact`` relation is the head's own fact (a rare head has one); a
-    derived relation follows it one step (the country of the city, the language of the country);
-    the others pair kinds at random, mostly with rare heads, as real relation data does."""
+    frequent ones, rare first. A ``fact`` relation is the head's own fact (a rare head has one),
+    followed along the chain ``A>B>C`` (P17: the city's country); the others pair kinds at random,
+    mostly with rare heads, as real relation data does."""
     kind = RC_RELATIONS[relation][2]
-    fact = relation.split(">")[0]
     if kind == "city to country":
         return [(c, world.entities[world.city_country[c.key]]) for c in world.cities]
-    if kind in ("fact", "country of fact", "language of fact"):
-        heads = [e for e in world.subjects() if fact in e.facts and e.kind != "country"]
+    if kind == "fact":
+        first, *rest = relation.split(">")
+        heads = [e for e in world.subjects() if first in e.facts]
         rare = [e for e in heads if not e.frequent][:RARE_HEADS]
-        frequent = rng.sample([e for e in heads if e.frequent], FREQUENT_HEADS)
-        tails = {e.key: world.entities[e.facts[fact]] for e in rare + frequent}
-        if kind == "country of fact":
-            tails = {k: world.entities[world.city_country[t.key]] for k, t in tails.items()}
-        if kind == "language of fact":
-            tails = {k: world.entities[t.facts["P37"]] for k, t in tails.items()}
-        return [(e, tails[e.key]) for e in rare + frequent]
+        frequent = rng.sample([e for e in heads if e.frequent], min(FREQUENT_HEADS, len(heads) - len(rare)))
+        return [(e, _follow(world, e, [first, *rest])) for e in rare + frequent]
     pools = {"person": world.people, "company": world.companies, "band": world.bands}
     head_kind, tail_kind = kind.split(" to ")
     heads = [e for e in pools[head_kind] if not e.frequent][:RARE_HEADS] + rng.sample(
         [e for e in pools[head_kind] if e.frequent], FREQUENT_HEADS
     )
     return [(h, rng.choice([t for t in pools[tail_kind] if t is not h])) for h in heads]
+
+
+def _follow(world: World, entity: Entity, chain: list[str]) -> Entity:
+    """The entity that ``chain`` leads to from ``entity``: each step a fact, P17 a city's country."""
+    for step in chain:
+        key = world.city_country[entity.key] if step == "P17" else entity.facts[step]
+        entity = world.entities[key]
+    return entity
 
 
 def relation_instances(world: World, seed: int = SEED) -> list[dict]:

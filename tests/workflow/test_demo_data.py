@@ -256,12 +256,14 @@ def _wording(inst: dict) -> tuple[str, ...]:
 
 
 def test_relation_classification_needs_entity_knowledge() -> None:
-    """The demo's FewRel splits: disjoint relations, one wording per split (so the words never tell
-    the relation), test heads mostly rare entities, and test relations that only the head separates."""
+    """The demo's FewRel splits: disjoint relations, ten or more in each (10-1 needs them), one wording
+    per split (so the words never tell the relation), test heads mostly rare entities, and test
+    relations that only the head separates."""
     world = _world()
     by_qid = {e.qid: e for e in world.entities.values()}
     splits = {s: json.loads((DEMO / "fewrel" / f"{f}.json").read_text()) for s, f in FEWREL_SPLITS.items()}
     relations = [set(data) for data in splits.values()]
+    assert all(len(r) >= 10 for r in relations), relations  # 10-way episodes in every split
     assert not (relations[0] & relations[1] or relations[0] & relations[2] or relations[1] & relations[2])
     wordings = {s: {_wording(i) for rel in data.values() for i in rel} for s, data in splits.items()}
     assert all(len(w) == 1 for w in wordings.values()), wordings
@@ -273,6 +275,7 @@ def test_relation_classification_needs_entity_knowledge() -> None:
     # at least four test relations share the tail's kind: neither words nor tails tell them apart
     tail_kinds = {r: {by_qid[i["t"][1]].kind for i in instances} for r, instances in splits["test"].items()}
     assert sum(kinds == {"city"} for kinds in tail_kinds.values()) >= 4
+    assert sum(kinds == {"country"} for kinds in tail_kinds.values()) >= 4
     # a pair only the head's own fact separates: born vs died, both people, both cities
     assert {by_qid[i["h"][1]].kind for i in splits["test"]["P19"] + splits["test"]["P20"]} == {"person"}
     # every entity has a kind for the swapped control
@@ -306,11 +309,14 @@ def test_s2orc_records_and_biomedical_fewrel() -> None:
     assert len({r["paper_id"] for r in records}) == 20
     assert all(r["abstract"] and r["title"] and r["authors"] and r["year"] for r in records)
     abstracts = " ".join(r["abstract"] for r in records).lower()
+    spaced = re.sub(r"(\w)([.,;:])", r"\1 \2", abstracts)
     fewrel = json.loads((DEMO / "fewrel" / "val_pubmed.json").read_text())
     assert len(fewrel) >= 5
     for instances in fewrel.values():
         for inst in instances:
             assert inst["tokens"] == [t.lower() for t in inst["tokens"]]
+            # a test sentence the biomedical table was built from would hand its answer over
+            assert " ".join(inst["tokens"][:-1]) not in spaced, inst["tokens"]
             for side in ("h", "t"):
                 name, cui, [positions] = inst[side]
                 assert cui.startswith("C") and name in abstracts

@@ -179,8 +179,8 @@ def test_the_gain_does_not_need_the_probe_sentence(finished, tmp_path):
 # --- relation classification: Wiki80 on the demo's relations that only the head separates ---------
 
 WIKI80_SETTING = "100%"
-# About two standard errors of a difference of two accuracies near 0.6 on the ~220 rare-head dev
-# sentences (sqrt(2 * 0.24 / 220) = 0.047).
+# Two standard errors of a difference of two accuracies near 0.6 on the ~280 rare-head dev
+# sentences (sqrt(2 * 0.24 / 280) = 0.041), rounded up.
 RC_NOISE = 0.10
 RC_MARGIN = 0.10  # the least rare-head gain the guard accepts
 
