@@ -24,15 +24,24 @@ from dataclasses import dataclass
 class TaskKind:
     name: str
     data_keys: tuple[str, ...]  # keys naming files whose entities the table needs
-    file_keys: tuple[str, ...]  # every key naming a file the runs read
-    grid_keys: tuple[str, ...]  # keys spanning the runs (one job each)
-    hyperparameters: tuple[str, ...]  # keys passed as is to the runner, by these names
     runner: str | None  # module:function; None: the task only asks for a table, nothing is evaluated
     entity_reader: str  # module:function, a data file -> the (name, QID) of each entity it mentions
-    benchmarks: tuple[str, ...]  # what its results report, the keys of the paper's numbers
+    # The kind's part of the workflow, each a path relative to the workflow's folder (the one that
+    # holds the Snakefile) or absolute: its rules (a .smk file the Snakefile includes; None: the kind
+    # runs no job of its own) and its schema block (a YAML file: the ``properties`` and
+    # ``patternProperties`` it adds under ``tasks:``, the ``$defs`` they use).
+    rules: str | None = None
+    schema: str | None = None
+    file_keys: tuple[str, ...] = ()  # every key naming a file the runs read
+    grid_keys: tuple[str, ...] = ()  # keys spanning the runs (one job each)
+    hyperparameters: tuple[str, ...] = ()  # keys passed as is to the runner, by these names
+    benchmarks: tuple[str, ...] = ()  # what its results report, the keys of the paper's numbers
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
     summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
     figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
+    # Results the default target asks for besides the summaries and figures: paths with {task} and
+    # {model} wildcards, one of each configured task of the kind and model.
+    results: tuple[str, ...] = ()
     # (name, task, tasks) -> {data key: files}, where a key the task leaves out has a default (FewRel:
     # Wiki80's files); None: each data key's files as configured.
     default_files: Callable[[str, Mapping, Mapping], dict[str, list[str]]] | None = None
@@ -63,9 +72,10 @@ _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers",
 KINDS: dict[str, TaskKind] = {
     "lama": TaskKind(
         "lama",
+        rules="workflow/rules/tasks/lama.smk",
+        schema="workflow/schemas/tasks/lama.yaml",
         data_keys=("facts",),
         file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
-        grid_keys=(),
         hyperparameters=("batch_size", "max_length", "missing"),
         runner="pelt.tasks.lama.run:run_lama",
         entity_reader="pelt.tasks.lama.data:lama_entities",
@@ -76,6 +86,8 @@ KINDS: dict[str, TaskKind] = {
     ),
     "fewrel": TaskKind(
         "fewrel",
+        rules="workflow/rules/tasks/fewrel.smk",
+        schema="workflow/schemas/tasks/fewrel.yaml",
         data_keys=("train", "val", "test"),
         file_keys=("train", "val", "test", "exclude"),
         grid_keys=("settings", "seeds", "control_seeds"),
@@ -106,6 +118,8 @@ KINDS: dict[str, TaskKind] = {
     ),
     "wiki80": TaskKind(
         "wiki80",
+        rules="workflow/rules/tasks/wiki80.smk",
+        schema="workflow/schemas/tasks/wiki80.yaml",
         data_keys=("train", "dev", "test"),
         file_keys=("train", "dev", "test", "label2id"),
         grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
@@ -122,16 +136,34 @@ KINDS: dict[str, TaskKind] = {
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
         "entities",
+        schema="workflow/schemas/tasks/entities.yaml",
         data_keys=("entities",),
         file_keys=("entities",),
-        grid_keys=(),
-        hyperparameters=(),
         runner=None,
         entity_reader="pelt.tasks.entities.data:listed_entities",
-        benchmarks=(),
         reader_keys=("column", "qid_column"),
     ),
 }
+
+
+def register(kind: TaskKind) -> TaskKind:
+    """Adds a kind from outside pelt (a package the config's ``task_kinds`` names, which calls this
+    when imported): from then on it is a kind like the built-in ones, to the registry and the
+    workflow (docs/task-kinds.md). A name already taken is refused, not replaced."""
+    if KINDS.get(kind.name, kind) != kind:
+        raise ValueError(f"task_kinds: a task kind named {kind.name!r} is already registered")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def import_kinds(modules: list[str]) -> None:
+    """Imports the packages the config's ``task_kinds`` names, each registering its kind: before the
+    config is validated, since each kind's schema block is part of the schema."""
+    for module in modules if isinstance(modules, list) else []:  # anything else: the schema says what
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise ValueError(f"task_kinds: cannot import {module!r} ({err})") from None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 
 from pelt import registry
-from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
+from pelt.config import SpeedOnly, canonical, check_model_names, config_schema, confined, model_ids, yaml_problem
 from pelt.eval import settings
 from pelt.tasks import task_entities
 from pelt.tasks.fewrel import fewrel_default_training, fewrel_setting
@@ -173,7 +173,7 @@ def test_norm_comes_from_the_sweep_unless_configured():
 
 @pytest.mark.parametrize("kind", ["fewrel", "wiki80"])
 def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     properties = (
         schema["$defs"]["fewrel"] if kind == "fewrel" else schema["properties"]["tasks"]["properties"]["wiki80"]
     )["properties"]
@@ -197,7 +197,7 @@ def test_every_kind_names_a_reader_and_the_papers_benchmarks():
 @pytest.mark.parametrize("kind", ["lama", "fewrel", "wiki80"])
 def test_the_runners_defaults_are_the_schemas(kind):
     # defaults live in one place: a library user calling the runner gets what the workflow would run
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     tasks = schema["properties"]["tasks"]["properties"]
     properties = (schema["$defs"]["fewrel"] if kind == "fewrel" else tasks[kind])["properties"]
     entry = registry.KINDS[kind]
@@ -235,7 +235,7 @@ def test_settings_parse_flat_options_and_refuse_unknown_keys():
 
 
 def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     assert schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] == list(
         registry.CORPUS_KINDS
     )
