@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 from conftest import REPO
 
 from pelt import registry

@@ -301,10 +301,23 @@ def result_outputs():
         figures.append("coverage")
         outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
     outputs += expand("results/eval/report/{figure}.svg", figure=figures)
+    outputs += kind_results()
     outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
     if summaries:  # the landing page's numbers; an entity list alone has none
         outputs.append("results/eval/report/headline.html")
     return outputs
+
+
+def kind_results():
+    """The results each task's kind asks for itself (pelt.registry.TaskKind.results), one per task
+    and model (a pattern without {model}: one per task)."""
+    paths = [
+        path
+        for name, task in config["tasks"].items()
+        for pattern in registry.kind_of(name, task).results
+        for path in expand(pattern, task=name, model=MODELS)
+    ]
+    return list(dict.fromkeys(paths))
 
 
 def all_outputs():
