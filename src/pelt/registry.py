@@ -36,6 +36,8 @@ class TaskKind:
     grid_keys: tuple[str, ...] = ()  # keys spanning the runs (one job each)
     hyperparameters: tuple[str, ...] = ()  # keys passed as is to the runner, by these names
     benchmarks: tuple[str, ...] = ()  # what its results report, the keys of the paper's numbers
+    settings: str | None = None  # module:class, the frozen dataclass of its runs' settings
+    paper: str | None = None  # module:name, the paper's numbers of its benchmarks (pelt.report.paper)
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
     summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
     figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
@@ -78,6 +80,8 @@ KINDS: dict[str, TaskKind] = {
         file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
         hyperparameters=("batch_size", "max_length", "missing"),
         runner="pelt.tasks.lama.run:run_lama",
+        settings="pelt.tasks.lama.settings:LamaSettings",
+        paper="pelt.tasks.lama.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.lama.data:lama_entities",
         benchmarks=("lama", "lama_frequency"),
         summaries=("lama", "norm_sweep"),
@@ -107,6 +111,8 @@ KINDS: dict[str, TaskKind] = {
             "first_eval",
         ),
         runner="pelt.tasks.fewrel.run:run_fewrel",
+        settings="pelt.tasks.fewrel.settings:FewRelSettings",
+        paper="pelt.tasks.fewrel.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.fewrel.data:fewrel_entities",
         benchmarks=("fewrel1", "fewrel2"),
         summaries=("fewrel",),
@@ -125,6 +131,8 @@ KINDS: dict[str, TaskKind] = {
         grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
         hyperparameters=(*_FINETUNING, "epochs"),
         runner="pelt.tasks.wiki80.run:run_wiki80",
+        settings="pelt.tasks.wiki80.settings:Wiki80Settings",
+        paper="pelt.tasks.wiki80.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.wiki80.data:wiki80_entities",
         benchmarks=("wiki80",),
         summaries=("wiki80",),
