@@ -1,11 +1,13 @@
 """The task kinds, one entry each: what the workflow needs to know of a task, in one place.
 
-A ``tasks:`` entry of the config is one of four kinds (LAMA, FewRel, Wiki80, and an entity list that
-only asks for a table); FewRel 2.0 is a FewRel task under another key. Each kind names the config
-keys that hold its data files (whose entities the table needs, and the reader that finds them),
-those that span its grid of runs, its hyper-parameters (passed by name to its runner), the runner
-itself, how a run's setting reads, and the benchmarks under which the paper's numbers stand beside
-its results. The Snakemake rules only map
+A ``tasks:`` entry of the config is of a registered kind: four come with pelt (LAMA, FewRel,
+Wiki80, and an entity list that only asks for a table), and a package of one's own adds more
+(:func:`register`, the config's ``task_kinds``; docs/task-kinds.md); FewRel 2.0 is a FewRel task
+under another key. Each kind names the config keys that hold its data files (whose entities the
+table needs, and the reader that finds them), those that span its grid of runs, its
+hyper-parameters (passed by name to its runner), the runner itself and its settings, how a run's
+setting reads, the benchmarks under which the paper's numbers stand beside its results, and its
+part of the workflow: its rules file and its schema block. The shared Snakemake rules only map
 config to paths and ask this module the rest, so that the protocol is unit-tested, not only dry-run.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
