@@ -30,6 +30,15 @@ include: "workflow/rules/task_entities.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/encoding.smk"
 include: "workflow/rules/evaluation.smk"
+
+
+# Each task kind's own rules (pelt.registry.TaskKind.rules): the built-in kinds' and those of the
+# packages the config's `task_kinds` names. No other rules file names a kind.
+for rules in kind_rules():
+
+    include: rules
+
+
 include: "workflow/rules/report.smk"
 
 

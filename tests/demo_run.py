@@ -88,6 +88,18 @@ def planned(workdir: Path, *args: str) -> Counter[str]:
     return jobs_of(run.stdout)
 
 
+def planned_jobs(dry_run: str) -> list[dict]:
+    """The jobs of a dry run's output: rule name, inputs and outputs of each."""
+    jobs = []
+    for line in dry_run.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            jobs.append({"rule": line.split()[-1].rstrip(":"), "input": [], "output": []})
+        elif jobs and line.strip().startswith(("input:", "output:")):
+            key, _, files = line.strip().partition(": ")
+            jobs[-1][key] = files.split(", ")
+    return jobs
+
+
 def wait_for(condition: Callable[[], bool], timeout: float, what: str, alive: list[subprocess.Popen]) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

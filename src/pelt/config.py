@@ -56,13 +56,53 @@ def yaml_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def config_problems(config: Mapping, schema_path: str | os.PathLike[str]) -> list[str]:
-    """One line per problem of ``config`` against the schema, in the order of the keys."""
+def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> dict:
+    """The config's JSON schema: the workflow's (``path``) with each registered task kind's block
+    (:attr:`pelt.registry.TaskKind.schema`, relative to ``root``, the workflow's folder) under
+    ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none."""
+    from pelt.registry import KINDS
+
+    schema = _load_yaml(path)
+    tasks = schema["properties"]["tasks"]
+    for kind in KINDS.values():
+        if kind.schema is not None:
+            block = _load_yaml(os.path.join(root, kind.schema))
+            for key in ("properties", "patternProperties"):
+                tasks.setdefault(key, {}).update(block.get(key, {}))
+            schema.setdefault("$defs", {}).update(block.get("$defs", {}))
+    return schema
+
+
+def _load_yaml(path: str | os.PathLike[str]) -> dict:
     import yaml  # the workflow's extras; the rest of this module is pure Python
+
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def fill_defaults(config: dict, schema: Mapping) -> None:
+    """The schema's defaults written into ``config`` where it leaves a key out, at any depth, as
+    Snakemake's ``validate`` does (the jsonschema FAQ's recipe); here because the schema is built
+    (:func:`config_schema`), and Snakemake's validates only a file. Call it on a valid config."""
+    import copy
+
+    from jsonschema import Draft202012Validator, validators
+
+    check_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        for name, subschema in properties.items():
+            if "default" in subschema and isinstance(instance, dict):
+                instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from check_properties(validator, properties, instance, schema)
+
+    validators.extend(Draft202012Validator, {"properties": set_defaults})(schema).validate(config)
+
+
+def config_problems(config: Mapping, schema: Mapping) -> list[str]:
+    """One line per problem of ``config`` against the schema (:func:`config_schema`), in the order of the keys."""
     from jsonschema import Draft202012Validator
 
-    with open(schema_path, encoding="utf-8") as fh:
-        schema = yaml.safe_load(fh)
     validator = Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path]):

@@ -1,11 +1,13 @@
 """The task kinds, one entry each: what the workflow needs to know of a task, in one place.
 
-A ``tasks:`` entry of the config is one of four kinds (LAMA, FewRel, Wiki80, and an entity list that
-only asks for a table); FewRel 2.0 is a FewRel task under another key. Each kind names the config
-keys that hold its data files (whose entities the table needs, and the reader that finds them),
-those that span its grid of runs, its hyper-parameters (passed by name to its runner), the runner
-itself, how a run's setting reads, and the benchmarks under which the paper's numbers stand beside
-its results. The Snakemake rules only map
+A ``tasks:`` entry of the config is of a registered kind: four come with pelt (LAMA, FewRel,
+Wiki80, and an entity list that only asks for a table), and a package of one's own adds more
+(:func:`register`, the config's ``task_kinds``; docs/task-kinds.md); FewRel 2.0 is a FewRel task
+under another key. Each kind names the config keys that hold its data files (whose entities the
+table needs, and the reader that finds them), those that span its grid of runs, its
+hyper-parameters (passed by name to its runner), the runner itself and its settings, how a run's
+setting reads, the benchmarks under which the paper's numbers stand beside its results, and its
+part of the workflow: its rules file and its schema block. The shared Snakemake rules only map
 config to paths and ask this module the rest, so that the protocol is unit-tested, not only dry-run.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
@@ -24,15 +26,26 @@ from dataclasses import dataclass
 class TaskKind:
     name: str
     data_keys: tuple[str, ...]  # keys naming files whose entities the table needs
-    file_keys: tuple[str, ...]  # every key naming a file the runs read
-    grid_keys: tuple[str, ...]  # keys spanning the runs (one job each)
-    hyperparameters: tuple[str, ...]  # keys passed as is to the runner, by these names
     runner: str | None  # module:function; None: the task only asks for a table, nothing is evaluated
     entity_reader: str  # module:function, a data file -> the (name, QID) of each entity it mentions
-    benchmarks: tuple[str, ...]  # what its results report, the keys of the paper's numbers
+    # The kind's part of the workflow, each a path relative to the workflow's folder (the one that
+    # holds the Snakefile) or absolute: its rules (a .smk file the Snakefile includes; None: the kind
+    # runs no job of its own) and its schema block (a YAML file: the ``properties`` and
+    # ``patternProperties`` it adds under ``tasks:``, the ``$defs`` they use).
+    rules: str | None = None
+    schema: str | None = None
+    file_keys: tuple[str, ...] = ()  # every key naming a file the runs read
+    grid_keys: tuple[str, ...] = ()  # keys spanning the runs (one job each)
+    hyperparameters: tuple[str, ...] = ()  # keys passed as is to the runner, by these names
+    benchmarks: tuple[str, ...] = ()  # what its results report, the keys of the paper's numbers
+    settings: str | None = None  # module:class, the frozen dataclass of its runs' settings
+    paper: str | None = None  # module:name, the paper's numbers of its benchmarks (pelt.report.paper)
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
     summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
     figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
+    # Results the default target asks for besides the summaries and figures: paths with {task} and
+    # {model} wildcards, one of each configured task of the kind and model.
+    results: tuple[str, ...] = ()
     # (name, task, tasks) -> {data key: files}, where a key the task leaves out has a default (FewRel:
     # Wiki80's files); None: each data key's files as configured.
     default_files: Callable[[str, Mapping, Mapping], dict[str, list[str]]] | None = None
@@ -63,11 +76,14 @@ _FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers",
 KINDS: dict[str, TaskKind] = {
     "lama": TaskKind(
         "lama",
+        rules="workflow/rules/tasks/lama.smk",
+        schema="workflow/schemas/tasks/lama.yaml",
         data_keys=("facts",),
         file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
-        grid_keys=(),
         hyperparameters=("batch_size", "max_length", "missing"),
         runner="pelt.tasks.lama.run:run_lama",
+        settings="pelt.tasks.lama.settings:LamaSettings",
+        paper="pelt.tasks.lama.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.lama.data:lama_entities",
         benchmarks=("lama", "lama_frequency"),
         summaries=("lama", "norm_sweep"),
@@ -76,6 +92,8 @@ KINDS: dict[str, TaskKind] = {
     ),
     "fewrel": TaskKind(
         "fewrel",
+        rules="workflow/rules/tasks/fewrel.smk",
+        schema="workflow/schemas/tasks/fewrel.yaml",
         data_keys=("train", "val", "test"),
         file_keys=("train", "val", "test", "exclude"),
         grid_keys=("settings", "seeds", "control_seeds"),
@@ -95,6 +113,8 @@ KINDS: dict[str, TaskKind] = {
             "first_eval",
         ),
         runner="pelt.tasks.fewrel.run:run_fewrel",
+        settings="pelt.tasks.fewrel.settings:FewRelSettings",
+        paper="pelt.tasks.fewrel.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.fewrel.data:fewrel_entities",
         benchmarks=("fewrel1", "fewrel2"),
         summaries=("fewrel",),
@@ -106,11 +126,15 @@ KINDS: dict[str, TaskKind] = {
     ),
     "wiki80": TaskKind(
         "wiki80",
+        rules="workflow/rules/tasks/wiki80.smk",
+        schema="workflow/schemas/tasks/wiki80.yaml",
         data_keys=("train", "dev", "test"),
         file_keys=("train", "dev", "test", "label2id"),
         grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
         hyperparameters=(*_FINETUNING, "epochs"),
         runner="pelt.tasks.wiki80.run:run_wiki80",
+        settings="pelt.tasks.wiki80.settings:Wiki80Settings",
+        paper="pelt.tasks.wiki80.paper:PAPER_RESULTS",
         entity_reader="pelt.tasks.wiki80.data:wiki80_entities",
         benchmarks=("wiki80",),
         summaries=("wiki80",),
@@ -122,16 +146,34 @@ KINDS: dict[str, TaskKind] = {
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
         "entities",
+        schema="workflow/schemas/tasks/entities.yaml",
         data_keys=("entities",),
         file_keys=("entities",),
-        grid_keys=(),
-        hyperparameters=(),
         runner=None,
         entity_reader="pelt.tasks.entities.data:listed_entities",
-        benchmarks=(),
         reader_keys=("column", "qid_column"),
     ),
 }
+
+
+def register(kind: TaskKind) -> TaskKind:
+    """Adds a kind from outside pelt (a package the config's ``task_kinds`` names, which calls this
+    when imported): from then on it is a kind like the built-in ones, to the registry and the
+    workflow (docs/task-kinds.md). A name already taken is refused, not replaced."""
+    if KINDS.get(kind.name, kind) != kind:
+        raise ValueError(f"task_kinds: a task kind named {kind.name!r} is already registered")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def import_kinds(modules: list[str]) -> None:
+    """Imports the packages the config's ``task_kinds`` names, each registering its kind: before the
+    config is validated, since each kind's schema block is part of the schema."""
+    for module in modules if isinstance(modules, list) else []:  # anything else: the schema says what
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise ValueError(f"task_kinds: cannot import {module!r} ({err})") from None
 
 
 @dataclass(frozen=True)

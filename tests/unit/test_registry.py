@@ -5,15 +5,27 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 from conftest import REPO
 
 from pelt import registry
-from pelt.config import SpeedOnly, canonical, check_model_names, confined, model_ids, yaml_problem
+from pelt.config import (
+    SpeedOnly,
+    canonical,
+    check_model_names,
+    config_problems,
+    config_schema,
+    confined,
+    fill_defaults,
+    model_ids,
+    yaml_problem,
+)
 from pelt.eval import settings
 from pelt.tasks import task_entities
 from pelt.tasks.fewrel import fewrel_default_training, fewrel_setting
+from pelt.tasks.fewrel.settings import FewRelSettings
+from pelt.tasks.lama.settings import LamaSettings
 from pelt.tasks.wiki80 import wiki80_run_files
+from pelt.tasks.wiki80.settings import Wiki80Settings
 
 FEWREL2 = {
     "domain": "biomed",
@@ -173,7 +185,7 @@ def test_norm_comes_from_the_sweep_unless_configured():
 
 @pytest.mark.parametrize("kind", ["fewrel", "wiki80"])
 def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     properties = (
         schema["$defs"]["fewrel"] if kind == "fewrel" else schema["properties"]["tasks"]["properties"]["wiki80"]
     )["properties"]
@@ -192,12 +204,42 @@ def test_every_kind_names_a_reader_and_the_papers_benchmarks():
         assert callable(registry.resolve(kind.entity_reader))
         assert (kind.runner is None) == (kind.name == "entities")  # only an entity list evaluates nothing
         assert kind.runner is None or callable(registry.resolve(kind.runner))
+        # its own numbers and settings, in its package
+        assert set(registry.resolve(kind.paper) if kind.paper else {}) == set(kind.benchmarks)
+        assert (kind.settings is None) == (kind.runner is None)
+        assert kind.settings is None or registry.resolve(kind.settings).__module__ == f"pelt.tasks.{kind.name}.settings"
+
+
+def test_a_kind_from_outside_pelt_registers_once(monkeypatch):
+    monkeypatch.setattr(registry, "KINDS", dict(registry.KINDS))
+    toy = registry.TaskKind("toy", data_keys=("items",), runner=None, entity_reader="toy:read")
+    assert registry.register(toy) is toy and registry.register(toy) is toy  # a package imported twice
+    with pytest.raises(ValueError, match="task_kinds: a task kind named 'lama' is already registered"):
+        registry.register(registry.TaskKind("lama", data_keys=(), runner=None, entity_reader="toy:read"))
+    with pytest.raises(ValueError, match="task_kinds: cannot import 'no_such_kind'"):
+        registry.import_kinds(["no_such_kind"])
+
+
+def test_each_kinds_schema_block_joins_the_config_schema(tmp_path, monkeypatch):
+    # the workflow's schema names no kind; each kind's keys come from its block
+    workflow = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
+    assert list(workflow["properties"]["tasks"]["properties"]) == ["lama", "fewrel", "fewrel2", "wiki80", "entities"]
+    (tmp_path / "toy.yaml").write_text("properties:\n  toy: {type: object, properties: {n: {default: 3}}}\n")
+    toy = registry.TaskKind(
+        "toy", data_keys=(), runner=None, entity_reader="toy:read", schema=str(tmp_path / "toy.yaml")
+    )
+    monkeypatch.setitem(registry.KINDS, "toy", toy)
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
+    config = {"corpora": {"w": {"kind": "s2orc", "path": "x"}}, "models": [{"name": "demo"}], "tasks": {"toy": {}}}
+    assert config_problems(config, schema) == []
+    fill_defaults(config, schema)
+    assert config["tasks"]["toy"] == {"n": 3} and config["sampling"]["entities"] == "on_demand"
 
 
 @pytest.mark.parametrize("kind", ["lama", "fewrel", "wiki80"])
 def test_the_runners_defaults_are_the_schemas(kind):
     # defaults live in one place: a library user calling the runner gets what the workflow would run
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     tasks = schema["properties"]["tasks"]["properties"]
     properties = (schema["$defs"]["fewrel"] if kind == "fewrel" else tasks[kind])["properties"]
     entry = registry.KINDS[kind]
@@ -208,7 +250,7 @@ def test_the_runners_defaults_are_the_schemas(kind):
             assert defaults[key] == default, key
 
 
-SETTINGS = {"lama": settings.LamaSettings, "fewrel": settings.FewRelSettings, "wiki80": settings.Wiki80Settings}
+SETTINGS = {kind: registry.resolve(registry.KINDS[kind].settings) for kind in ("lama", "fewrel", "wiki80")}
 
 
 def _settings_keys(kind: str) -> set[str]:
@@ -217,25 +259,25 @@ def _settings_keys(kind: str) -> set[str]:
 
 
 def test_settings_parse_flat_options_and_refuse_unknown_keys():
-    parsed = settings.parse(settings.FewRelSettings, {"steps": 60, "markers": "tokens", "read_at": "slots"})
+    parsed = settings.parse(FewRelSettings, {"steps": 60, "markers": "tokens", "read_at": "slots"})
     assert parsed.steps == 60 and parsed.encoder == settings.EncoderSettings(markers="tokens", read_at="slots")
     assert settings.as_record(parsed)["markers"] == "tokens" and "encoder" not in settings.as_record(parsed)
     with pytest.raises(ValueError, match=r"unknown settings \['stpes'\]"):
-        settings.parse(settings.FewRelSettings, {"stpes": 60})
+        settings.parse(FewRelSettings, {"stpes": 60})
     with pytest.raises(ValueError, match=r"unknown settings \['markers'\]"):
-        settings.parse(settings.LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
+        settings.parse(LamaSettings, {"markers": "tokens"})  # LAMA has no relation encoder
     with pytest.raises(ValueError, match="first_eval"):
-        settings.FewRelSettings(steps=10, first_eval=20)
+        FewRelSettings(steps=10, first_eval=20)
     # FewRel and Wiki80 share one optimiser's settings, each with its own defaults under a key given
-    few = settings.parse(settings.FewRelSettings, {"lr": 1e-4, "max_grad_norm": None})
+    few = settings.parse(FewRelSettings, {"lr": 1e-4, "max_grad_norm": None})
     assert few.optimizer == settings.OptimizerSettings(lr=1e-4, weight_decay=0.01, max_grad_norm=None)
-    wiki = settings.parse(settings.Wiki80Settings, {"warmup": 0.2})
+    wiki = settings.parse(Wiki80Settings, {"warmup": 0.2})
     assert wiki.optimizer == settings.OptimizerSettings(lr=3e-5, warmup=0.2, weight_decay=0.0)
     assert settings.as_record(wiki)["lr"] == 3e-5 and "optimizer" not in settings.as_record(wiki)
 
 
 def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
     assert schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] == list(
         registry.CORPUS_KINDS
     )

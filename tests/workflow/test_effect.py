@@ -28,11 +28,12 @@ import yaml
 
 from pelt.encoding import build_table
 from pelt.eval.controls import derangement
-from pelt.eval.settings import TableInputs, Wiki80Settings, parse
+from pelt.eval.settings import TableInputs, parse
 from pelt.models import load_masked_lm
 from pelt.table import EntityTable, write_table
 from pelt.tasks.lama.run import LamaFiles, run_lama
 from pelt.tasks.wiki80 import run as wiki80
+from pelt.tasks.wiki80.settings import Wiki80Settings
 
 RARE = "[0,10)"  # the paper's first bucket: the demo world's rare entities (resources/demo/README.md)
 # About two standard errors of a difference of two P@1 near 0.3 on the demo's 310 rare-subject

@@ -20,23 +20,21 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from demo_run import CORPUS_FILE, DEMO, PAPER_WORKDIR, REPO, SNAKEMAKE, TEST_CONFIG, snakemake, write_config
+from demo_run import (
+    CORPUS_FILE,
+    DEMO,
+    PAPER_WORKDIR,
+    REPO,
+    SNAKEMAKE,
+    TEST_CONFIG,
+    planned_jobs,
+    snakemake,
+    write_config,
+)
 from html_pages import html_rows
 
 from pelt import registry
 from pelt.table import EntityTable
-
-
-def planned_jobs(dry_run: str) -> list[dict]:
-    """The jobs of a dry run's output: rule name, inputs and outputs of each."""
-    jobs = []
-    for line in dry_run.splitlines():
-        if line.startswith(("rule ", "localrule ")):
-            jobs.append({"rule": line.split()[-1].rstrip(":"), "input": [], "output": []})
-        elif jobs and line.strip().startswith(("input:", "output:")):
-            key, _, files = line.strip().partition(": ")
-            jobs[-1][key] = files.split(", ")
-    return jobs
 
 
 def test_lint_is_clean():

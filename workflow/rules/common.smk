@@ -2,7 +2,7 @@ import os
 import re
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from pelt import registry
 from pelt.config import (
@@ -10,7 +10,9 @@ from pelt.config import (
     canonical,
     check_model_names,
     config_problems,
+    config_schema,
     confined,
+    fill_defaults,
     model_ids,
 )
 
@@ -26,16 +28,18 @@ def config_error(function, *args):
         raise WorkflowError(str(err)) from None
 
 
-CONFIG_PROBLEMS = config_problems(
-    config, workflow.source_path("../schemas/config.schema.yaml")
+# The task kinds from outside pelt first (config `task_kinds`): each one's schema block is part of
+# the schema, and its rules are included with the built-in kinds' (the Snakefile).
+config_error(registry.import_kinds, config.get("task_kinds", []))
+SCHEMA = config_schema(
+    workflow.source_path("../schemas/config.schema.yaml"), workflow.basedir
 )
+CONFIG_PROBLEMS = config_problems(config, SCHEMA)
 if CONFIG_PROBLEMS:
     raise WorkflowError(
         "Error validating config file:\n  " + "\n  ".join(CONFIG_PROBLEMS)
     )
-validate(
-    config, workflow.source_path("../schemas/config.schema.yaml")
-)  # fills the defaults
+fill_defaults(config, SCHEMA)
 
 CORPORA = config["corpora"]
 NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
@@ -216,6 +220,15 @@ def kind_settings(kind):
     return "|".join(map(re.escape, sorted(settings))) or NEVER
 
 
+def kind_rules():
+    """The rules files of the registered task kinds (pelt.registry.KINDS), as the Snakefile includes them."""
+    return [
+        os.path.join(workflow.basedir, kind.rules)
+        for kind in registry.KINDS.values()
+        if kind.rules is not None
+    ]
+
+
 def task_domains():
     """The domains whose table some task uses, to test or (`train_domain`) to train."""
     return sorted(
@@ -288,10 +301,23 @@ def result_outputs():
         figures.append("coverage")
         outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
     outputs += expand("results/eval/report/{figure}.svg", figure=figures)
+    outputs += kind_results()
     outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
     if summaries:  # the landing page's numbers; an entity list alone has none
         outputs.append("results/eval/report/headline.html")
     return outputs
+
+
+def kind_results():
+    """The results each task's kind asks for itself (pelt.registry.TaskKind.results), one per task
+    and model (a pattern without {model}: one per task)."""
+    paths = [
+        path
+        for name, task in config["tasks"].items()
+        for pattern in registry.kind_of(name, task).results
+        for path in expand(pattern, task=name, model=MODELS)
+    ]
+    return list(dict.fromkeys(paths))
 
 
 def all_outputs():
@@ -397,18 +423,6 @@ def evaluation_inputs(wildcards, task, files, with_table):
 COVERAGE_TABLES = [(domain, model) for domain in task_domains() for model in MODELS]
 
 
-def uhn_person_model():
-    """What from_pretrained gets for LAMA-UHN's person-name filter (None: string filter only)."""
-    name = lookup(dpath="tasks/lama/uhn/person_model", within=config, default=None)
-    return "results/models/demo" if name == "demo" else name
-
-
-def uhn_model_input(wildcards):
-    return (
-        ["results/models/demo"] if uhn_person_model() == "results/models/demo" else []
-    )
-
-
 def coverage_inputs(wildcards):
     """Each task domain's resolved task entities, and every model's table of each domain, in the
     order of COVERAGE_TABLES."""
@@ -449,20 +463,6 @@ def variant_table(inputs, variant):
     return inputs
 
 
-def lama_inputs(wildcards):
-    """Every variant reads a table: the baseline only for the frequency buckets, a control its
-    control table (same ids and counts, other vectors). The variants that inject take L from the
-    model's norm sweep where that chooses it (norm_from_sweep), as the fine-tuning runs do.
-    """
-    inputs = evaluation_inputs(
-        wildcards, "lama", task_run_files("lama"), with_table=True
-    )
-    variant = wildcards.get("variant")
-    if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
-    return variant_table(inputs, variant)
-
-
 def finetuning_inputs(wildcards):
     """FewRel and Wiki80 runs: every variant reads the table, the baseline only for the heads'
     frequencies (results split rare / frequent), a control its control table; the variants that
@@ -472,11 +472,6 @@ def finetuning_inputs(wildcards):
     if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
         inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
     return variant_table(inputs, wildcards.variant)
-
-
-def lama_options(wildcards):
-    """LAMA's settings as configured (pelt.registry, pelt.eval.settings.LamaSettings)."""
-    return canonical(registry.settings_options("lama", config["tasks"]["lama"]))
 
 
 def finetuning_options(wildcards):

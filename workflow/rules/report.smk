@@ -21,48 +21,6 @@ rule headline:
         "../scripts/headline.py"
 
 
-rule lama_bucket_plot:
-    input:
-        expand(
-            "results/eval/lama/{model}/{variant}.json",
-            model=MODELS,
-            variant=task_variants("lama"),
-        ),
-    output:
-        report(
-            "results/eval/report/lama_buckets.svg",
-            caption="../report/lama_buckets.rst",
-            category="LAMA",
-            labels={"page": "LAMA by subject frequency", "kind": "figure"},
-        ),
-    log:
-        "logs/eval/report/lama_buckets.log",
-    localrule: True
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/lama_bucket_plot.py"
-
-
-rule norm_sweep_plot:
-    input:
-        expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
-    output:
-        report(
-            "results/eval/report/norm_sweep.svg",
-            caption="../report/norm_sweep.rst",
-            category="LAMA",
-            labels={"page": "LAMA norm sweep", "kind": "figure"},
-        ),
-    log:
-        "logs/eval/report/norm_sweep.log",
-    localrule: True
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/norm_sweep_plot.py"
-
-
 rule finetuning_plot:
     input:
         "results/eval/summary/{summary}.csv",

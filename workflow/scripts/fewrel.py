@@ -8,8 +8,9 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import FewRelSettings, TableInputs, parse
+from pelt.eval.settings import TableInputs, parse
 from pelt.tasks.fewrel.run import FewRelFiles, run_fewrel
+from pelt.tasks.fewrel.settings import FewRelSettings
 
 options = dict(snakemake.params.options)
 seed, variant, dataset = options.pop("seed"), options.pop("variant"), options.pop("dataset")

@@ -4,8 +4,9 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import LamaSettings, TableInputs, parse
+from pelt.eval.settings import TableInputs, parse
 from pelt.tasks.lama.run import LamaFiles, run_lama
+from pelt.tasks.lama.settings import LamaSettings
 
 run_lama(
     snakemake.params.model,

@@ -8,8 +8,9 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import TableInputs, Wiki80Settings, parse
+from pelt.eval.settings import TableInputs, parse
 from pelt.tasks.wiki80.run import Wiki80Files, run_wiki80
+from pelt.tasks.wiki80.settings import Wiki80Settings
 
 options = dict(snakemake.params.options)
 seed, variant, setting = options.pop("seed"), options.pop("variant"), options.pop("setting")

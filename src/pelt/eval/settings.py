@@ -1,11 +1,14 @@
-"""The settings of a task's run, each a frozen dataclass parsed once from the run's options.
+"""What the settings of the task kinds' runs share: each kind's own is a frozen dataclass of its
+package (``pelt.tasks.<kind>.settings``, named by its registry entry), parsed once from the run's
+options; here the groups several kinds take (the encoder, the optimiser), the table a run injects,
+the parsing and the record.
 
 A run's hyper-parameters used to travel as 25 to 40 keyword arguments, each spelled again in the
 runner's signature, its training loop and its result. Here each is written once: the workflow's
 job script parses the options the registry gives it (:func:`pelt.registry.runner_options`) into
 these objects, the runner reads them, and the result records them whole (:func:`as_record`).
-Their defaults are the config schema's (``tests/unit/test_registry.py`` keeps them in step), so that a
-library user calling a runner gets what the workflow would run.
+Their defaults are the kinds' schema blocks' (``tests/unit/test_registry.py`` keeps them in step),
+so that a library user calling a runner gets what the workflow would run.
 
 Pure Python, no torch: the numbers are checked when the settings are made, before a model is
 loaded; the named choices (markers, read_at, missing, precision) where they are looked up.
@@ -14,7 +17,7 @@ loaded; the named choices (markers, read_at, missing, precision) where they are 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any, TypeVar
 
 
@@ -99,75 +102,7 @@ class OptimizerSettings:
     max_grad_norm: float | None = 1.0
 
 
-@dataclass(frozen=True)
-class LamaSettings:
-    """The LAMA probe's batch size, input length and what a subject the table lacks becomes."""
-
-    batch_size: int = 32
-    max_length: int = 128
-    missing: str = "plain"
-
-
-@dataclass(frozen=True)
-class FewRelSettings:
-    """Proto on N-way K-shot episodes (the protocol: :mod:`pelt.tasks.fewrel.run`). ``train_n_way``
-    None: N. ``warmup_steps`` (instead of the optimiser's ``warmup`` share), ``bias_correction``,
-    the optimiser's ``max_grad_norm`` None and ``first_eval`` give the paper code's schedule."""
-
-    n_way: int = 5
-    k_shot: int = 1
-    steps: int = 1500
-    batch_size: int = 32
-    eval_every: int = 250
-    val_episodes: int = 6400
-    test_episodes: int = 64000
-    n_query: int = 1
-    train_n_way: int | None = None
-    train_n_query: int = 5
-    val_relations: int | None = None
-    dropout: float = 0.5
-    warmup_steps: int | None = None
-    bias_correction: bool = True
-    first_eval: int = 0
-    eval_batch_size: int = 64
-    encoder: EncoderSettings = field(default_factory=EncoderSettings)
-    optimizer: OptimizerSettings = field(default_factory=lambda: OptimizerSettings(lr=2e-5, weight_decay=0.01))
-
-    def __post_init__(self) -> None:
-        counts = (self.n_way, self.k_shot, self.n_query, self.training_n_way, self.train_n_query, self.batch_size)
-        if min(*counts, self.eval_every) < 1 or self.steps < 0:
-            raise ValueError("FewRel: N, K, queries, batch size and eval_every must be positive, steps >= 0")
-        if not 0 <= self.dropout < 1 or self.first_eval > self.steps:
-            raise ValueError(
-                f"FewRel: dropout must be in [0, 1) and first_eval ({self.first_eval}) at most steps ({self.steps})"
-            )
-
-    @property
-    def training_n_way(self) -> int:
-        return self.train_n_way or self.n_way
-
-    @property
-    def setting(self) -> str:
-        return f"{self.n_way}-{self.k_shot}"
-
-
-@dataclass(frozen=True)
-class Wiki80Settings:
-    """Supervised fine-tuning of a classifier over the two start markers' states (Wiki80)."""
-
-    epochs: int = 5
-    batch_size: int = 32
-    dropout: float = 0.1
-    eval_batch_size: int = 64
-    encoder: EncoderSettings = field(default_factory=EncoderSettings)
-    optimizer: OptimizerSettings = field(default_factory=OptimizerSettings)
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError("Wiki80: epochs and batch_size must be positive")
-
-
-S = TypeVar("S", LamaSettings, FewRelSettings, Wiki80Settings)
+S = TypeVar("S")  # a task kind's settings: a frozen dataclass of its package (pelt.tasks.<kind>.settings)
 # The settings shared by kinds, each a field of theirs that the flat options fill (parse) and the
 # records flatten again (as_record), so that a config and a result name every key at one level.
 GROUPS = {"encoder": EncoderSettings, "optimizer": OptimizerSettings}
@@ -191,7 +126,7 @@ def parse(cls: type[S], options: Mapping[str, Any]) -> S:
     return cls(**kwargs)
 
 
-def as_record(settings: LamaSettings | FewRelSettings | Wiki80Settings, **resolved: Any) -> dict[str, Any]:
+def as_record(settings: Any, **resolved: Any) -> dict[str, Any]:
     """The settings as a result records them: flat, as the config writes them, with what the run
     resolved (the precision ``auto`` became) in place of the request."""
     record = asdict(settings)

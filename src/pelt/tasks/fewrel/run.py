@@ -50,9 +50,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pelt.eval.settings import FewRelSettings, TableInputs, as_record
+from pelt.eval.settings import TableInputs, as_record
 from pelt.logs import progress
 from pelt.tasks.fewrel.data import read_instances
+from pelt.tasks.fewrel.settings import FewRelSettings
 from pelt.tasks.relation.data import Instance
 from pelt.tasks.relation.encoder import (
     MarkedText,

@@ -52,7 +52,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
-from pelt.eval.settings import LamaSettings, TableInputs
+from pelt.eval.settings import TableInputs
 from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import inject
 from pelt.logs import progress
@@ -60,6 +60,7 @@ from pelt.models import default_norm, forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 from pelt.task_entities import resolve_entities
 from pelt.tasks.lama.data import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
+from pelt.tasks.lama.settings import LamaSettings
 from pelt.tasks.lama.uhn import read_uhn
 
 logger = logging.getLogger(__name__)

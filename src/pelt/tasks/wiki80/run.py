@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pelt.eval.settings import TableInputs, Wiki80Settings, as_record
+from pelt.eval.settings import TableInputs, as_record
 from pelt.logs import progress
 from pelt.tasks.relation.data import Instance
 from pelt.tasks.relation.encoder import (
@@ -48,6 +48,7 @@ from pelt.tasks.relation.encoder import (
     take_step,
 )
 from pelt.tasks.wiki80.data import read_wiki80
+from pelt.tasks.wiki80.settings import Wiki80Settings
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from relation_data import NAMES, records, write_wiki80
 
-from pelt.eval.settings import EncoderSettings, FewRelSettings, TableInputs, parse
+from pelt.eval.settings import EncoderSettings, TableInputs, parse
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks.fewrel.data import read_instances
@@ -31,6 +31,7 @@ from pelt.tasks.fewrel.run import (
     sample_episodes,
     split_fewrel,
 )
+from pelt.tasks.fewrel.settings import FewRelSettings
 from pelt.tasks.relation.data import Entity, Instance
 from pelt.tasks.relation.encoder import (
     AdamWNoBiasCorrection,

@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from pelt.eval.settings import LamaSettings, TableInputs
+from pelt.eval.settings import TableInputs
 from pelt.injection import inject
 from pelt.models import forward_mlm
 from pelt.table import EntityTable, write_table
@@ -30,6 +30,7 @@ from pelt.tasks.lama.run import (
     run_lama,
     sweep_norm,
 )
+from pelt.tasks.lama.settings import LamaSettings
 from pelt.tasks.lama.uhn import build_uhn
 
 TEMPLATES = {"P19": "[X] was born in [Y] .", "P36": "The capital of [X] is [Y] .", "P20": "[X] died in [Y] ."}

@@ -14,7 +14,7 @@ import torch
 from conftest import REPO
 from relation_data import records, write_wiki80
 
-from pelt.eval.settings import TableInputs, Wiki80Settings, parse
+from pelt.eval.settings import TableInputs, parse
 from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks.relation.encoder import RelationEncoder, resolve_instances
@@ -27,6 +27,7 @@ from pelt.tasks.wiki80.run import (
     run_wiki80,
     setting_of,
 )
+from pelt.tasks.wiki80.settings import Wiki80Settings
 
 DEMO = REPO / "resources" / "demo" / "wiki80"
 NO_TABLE = TableInputs("baseline")
