@@ -1,11 +1,13 @@
 # Linking stage (Spark): sentences, anchors resolved through redirects, the paper's heuristic; on the
-# union of a domain's corpus files (a domain whose files hold no document at all fails here).
+# union of a domain's corpus files (a domain whose files hold no document at all fails here), in the
+# language their corpus jobs recorded (counts.json).
 
 
 rule link_wikipedia:
     input:
         documents=domain_corpus("documents"),
         pages=domain_corpus("pages"),
+        corpus_counts=domain_corpus("counts.json"),
     output:
         aliases=directory("results/linking/{domain}/aliases"),
         mentions=directory("results/linking/{domain}/mentions"),
@@ -39,6 +41,7 @@ rule link_strings:
     input:
         documents=domain_corpus("documents"),
         task_entities="results/task_entities/{domain}/task_entities.parquet",
+        corpus_counts=domain_corpus("counts.json"),
     output:
         mentions=directory("results/linking/{domain}/mentions"),
         counts="results/linking/{domain}/counts.json",

@@ -6,7 +6,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking.link import link_by_string
-from pelt.logs import write_counts
+from pelt.logs import corpus_language, write_counts
 from pelt.spark import get_spark
 from pelt.task_entities import names_by_entity
 
@@ -18,6 +18,7 @@ write_counts(
         names_by_entity(snakemake.input.task_entities),
         snakemake.output.mentions,
         ner_model=snakemake.params.ner_model,
+        language=corpus_language(snakemake.input.corpus_counts),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

@@ -7,7 +7,7 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking.candidates import Pruning
 from pelt.linking.link import link_wikipedia
-from pelt.logs import write_counts
+from pelt.logs import corpus_language, write_counts
 from pelt.spark import get_spark
 
 write_counts(
@@ -22,6 +22,7 @@ write_counts(
         max_iterations=snakemake.params.max_iterations,
         ner_model=snakemake.params.ner_model,
         pruning=Pruning(**snakemake.params.pruning),
+        language=corpus_language(snakemake.input.corpus_counts),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

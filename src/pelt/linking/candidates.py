@@ -3,10 +3,11 @@
 Candidates are pruned before the heuristic's joins (:class:`Pruning`), as Wikipedia2Vec and LUKE
 prune their mention tables: a name must be a link often enough where it occurs (link
 probability), an entity must be a real share of the name's anchors (prior), a name keeps its
-most frequent entities only (cap), and a one-word name that is a common English word ("A", "The",
-"May") is no name. Without this every occurrence of every alias is a candidate for every entity
-of that name: the title "A" alone made 556 heuristic links on the real sample, all of them a
-sentence-initial article, and on all of Wikipedia the candidate rows would number 10^10-10^11.
+most frequent entities only (cap), and a one-word name that is a common word of the corpus's
+language (spaCy's stop words: "A", "The", "May"; "Die", "Le", "的") is no name. Without this
+every occurrence of every alias is a candidate for every entity of that name: the title "A" alone
+made 556 heuristic links on the real sample, all of them a sentence-initial article, and on all of
+Wikipedia the candidate rows would number 10^10-10^11.
 Algorithm 1 is unchanged on what is left: a name is linked only where exactly one entity of the
 neighbourhood carries it.
 """
@@ -15,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
-from spacy.lang.en.stop_words import STOP_WORDS
 
+from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.linking.languages import stop_words, written_without_spaces
 from pelt.linking.names import BloomFilter, filter_entries, name_key
 from pelt.linking.sentences import bounded_vocabulary
 from pelt.spark import map_rows
@@ -40,9 +43,11 @@ class Pruning:
     would count against the name. ``min_prior``: the entity's share of the name's anchors
     (Wikipedia2Vec ``min_prior_prob=0.01``). ``max_entities_per_name``: the most frequent entities kept per
     name (LUKE ``max_candidate_size=100``; its link-probability floor is 0.1, ``luke/cli.py``).
-    ``drop_stop_word_names``: a one-token name that is an English stop word (spaCy's list) written in
-    lower case or capitalised ("a", "A", "The", "May") is no name; all capitals ("US", "IT") are
-    kept. Titles and redirect titles count as one anchor each when nothing links them
+    ``drop_stop_word_names``: a one-token name that is a stop word of the corpus's language (spaCy's
+    list, :func:`pelt.linking.languages.stop_words`) written in lower case or capitalised ("a", "A",
+    "The", "May") is no name; all capitals ("US", "IT") are kept. In a language written without
+    spaces a stop word is several tokens ("我们" is "我 们"), and the name is compared with its
+    tokens. Titles and redirect titles count as one anchor each when nothing links them
     (:func:`pelt.linking.link._aliases`), so an article's own name stays a name where it occurs in
     few documents.
     """
@@ -60,16 +65,23 @@ class Pruning:
 NO_PRUNING = Pruning(min_link_prob=0.0, min_prior=0.0, max_entities_per_name=2**31 - 1, drop_stop_word_names=False)
 
 
-def stop_word_name(name: Any) -> Any:
-    """Spark expression: ``name`` (a name key column) is one token, an English stop word written
-    in lower case or capitalised (see :class:`Pruning`)."""
+@cache
+def stop_word_keys(language: str = DEFAULT_LANGUAGE) -> frozenset[str]:
+    """The name keys that are one stop word of ``language`` (:class:`Pruning`): its stop words
+    without a space, as written; in a language written without spaces, each stop word's tokens
+    (:func:`pelt.linking.names.name_key`: "我们" is "我 们")."""
+    words = stop_words(language)
+    if written_without_spaces(language):
+        return frozenset(name_key(word, language) for word in words)
+    return frozenset(word for word in words if " " not in word)
+
+
+def stop_word_name(name: Any, language: str = DEFAULT_LANGUAGE) -> Any:
+    """Spark expression: ``name`` (a name key column) is one stop word of ``language``
+    (:func:`stop_word_keys`) written in lower case or capitalised (see :class:`Pruning`)."""
     name = F.col(name) if isinstance(name, str) else name
     rest = F.substring(name, 2, 1 << 20)
-    return (
-        ~name.contains(" ")
-        & F.lower(name).isin(sorted(STOP_WORDS))
-        & ((name == F.lower(name)) | (rest == F.lower(rest)))
-    )
+    return F.lower(name).isin(sorted(stop_word_keys(language))) & ((name == F.lower(name)) | (rest == F.lower(rest)))
 
 
 def name_table_filter(name_table: DataFrame, n_items: int) -> BloomFilter:
@@ -131,18 +143,19 @@ def find_names(segments: DataFrame, name_table: DataFrame) -> DataFrame:
 
 
 def score_name_entities(
-    alias_names: DataFrame, aliases: DataFrame, pruning: Pruning
+    alias_names: DataFrame, aliases: DataFrame, pruning: Pruning, language: str = DEFAULT_LANGUAGE
 ) -> tuple[DataFrame, dict[str, int]]:
     """Persisted (name, entity_id, name_count, kept) of every pair, ``kept`` when it passes the
-    prior, the cap and the stop-word rule, and the counts of what was pruned. ``name_count``: the
-    name's anchors, summed over its entities and the aliases of the name key."""
+    prior, the cap and the stop-word rule (``language``'s stop words), and the counts of what was
+    pruned. ``name_count``: the name's anchors, summed over its entities and the aliases of the
+    name key."""
     pairs = alias_names.join(aliases, "alias").groupBy("name", "entity_id").agg(F.sum("count").alias("count"))
     by_name = Window.partitionBy("name")
     scored = (
         pairs.withColumn("name_count", F.sum("count").over(by_name))
         .withColumn("prior", F.col("count") / F.col("name_count"))
         .withColumn("rank", F.row_number().over(by_name.orderBy(F.desc("count"), "entity_id")))
-        .withColumn("stop_word", stop_word_name("name") if pruning.drop_stop_word_names else F.lit(False))
+        .withColumn("stop_word", stop_word_name("name", language) if pruning.drop_stop_word_names else F.lit(False))
         .withColumn("low_prior", F.col("prior") < pruning.min_prior)
         .withColumn("over_cap", F.col("rank") > pruning.max_entities_per_name)
         .withColumn("kept", ~(F.col("stop_word") | F.col("low_prior") | F.col("over_cap")))
@@ -178,11 +191,12 @@ def link_probabilities(exact: DataFrame, anchor_names: DataFrame, name_counts: D
     )
 
 
-def alias_keys(aliases: DataFrame) -> DataFrame:
-    """(alias, name): the matching key of every distinct alias, tokenized once, in parallel."""
+def alias_keys(aliases: DataFrame, language: str = DEFAULT_LANGUAGE) -> DataFrame:
+    """(alias, name): the matching key of every distinct alias, tokenized once, in parallel, by the
+    tokenizer of the corpus's ``language`` (as its text is)."""
     return map_rows(
         aliases.select("alias").distinct(),
-        lambda row: [{"alias": row["alias"], "name": name_key(row["alias"])}],
+        lambda row: [{"alias": row["alias"], "name": name_key(row["alias"], language)}],
         "alias string, name string",
         bounded_vocabulary,
     ).filter(F.length("name") > 0)

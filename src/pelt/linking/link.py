@@ -44,6 +44,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import count_duplicate_titles, read_documents, read_pages, read_wikipedia_documents
+from pelt.corpus.site import DEFAULT_LANGUAGE
 from pelt.linking.candidates import (
     Pruning,
     alias_keys,
@@ -135,6 +136,7 @@ def link_wikipedia(
     max_iterations: int = 10,
     ner_model: str | None = None,
     pruning: Pruning = Pruning(),
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, int]:
     """Link a Wikipedia corpus: write ``aliases_out`` and ``mentions_out``; return the counts.
 
@@ -143,7 +145,9 @@ def link_wikipedia(
     ``anchors_disambiguation``, ``anchors_broken_redirect``). ``ner_model`` (a spaCy pipeline)
     restricts the heuristic's candidate names to the entities it recognises; ``pruning`` decides
     which names and entities it considers at all (counted: ``names_stop_word``,
-    ``name_entities_low_prior``, ``name_entities_over_cap``, ``names_low_link_prob``).
+    ``name_entities_low_prior``, ``name_entities_over_cap``, ``names_low_link_prob``). ``language``
+    (the corpus's, :func:`pelt.logs.corpus_language`) decides the tokens, so the sentences and the
+    names, and the stop words (:mod:`pelt.linking.languages`).
     ``candidate_pairs`` is the (document, name, entity) rows the heuristic's joins carry: what its
     cost grows with; ``candidate_pairs_unreachable`` the pairs of a document's names and their
     entities that no chain of hyperlinks from its seeds reaches, never generated. Counts come from
@@ -176,14 +180,14 @@ def link_wikipedia(
 
     name_entities = bloom = None
     if heuristic:
-        alias_names = alias_keys(aliases).persist(StorageLevel.MEMORY_AND_DISK)
-        scored, name_counts = score_name_entities(alias_names, aliases, pruning)
+        alias_names = alias_keys(aliases, language).persist(StorageLevel.MEMORY_AND_DISK)
+        scored, name_counts = score_name_entities(alias_names, aliases, pruning, language)
         filter_items = name_counts.pop("filter_items")
         counts.update(name_counts)
         name_entities = scored.filter("kept")
         bloom = name_table_filter(name_entities, filter_items)
         cached += [alias_names, scored]
-    segments, segment_counts = segment_documents(documents, splits, bloom, ner_model=ner_model)
+    segments, segment_counts = segment_documents(documents, splits, bloom, ner_model=ner_model, language=language)
     counts.update(segment_counts)
     cached.append(segments)
     placed = segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*")
@@ -281,6 +285,7 @@ def link_by_string(
     mentions_out: str,
     lowercase_names_any_case: bool = True,
     ner_model: str | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, int]:
     """Link a corpus without hyperlinks (S2ORC) by exact matches of entity names.
 
@@ -289,13 +294,14 @@ def link_by_string(
     skipped (counted), since nothing here can tell them apart. Names with capitals match as
     written; names all in lower case match in any casing (``lowercase_names_any_case``), because
     datasets such as FewRel 2.0 lowercase every name ("hbv", "child syndrome") while the text
-    writes "HBV" and "CHILD syndrome".
+    writes "HBV" and "CHILD syndrome". Names and text are tokenized by the tokenizer of the
+    corpus's ``language``.
     """
     owners: dict[str, set[str]] = defaultdict(set)
     counts = {"names_blank": 0}
     for entity_id, entity_names in names.items():
         for text in entity_names:
-            key = name_key(text)
+            key = name_key(text, language)
             if key:
                 owners[key].add(entity_id)
             else:
@@ -314,6 +320,7 @@ def link_by_string(
         name_filter(list(unique)),
         fold_case=lowercase_names_any_case,
         ner_model=ner_model,
+        language=language,
     )
     counts.update(segment_counts)
     mentions = (

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pelt.corpus.site import DEFAULT_LANGUAGE
 from pelt.linking.sentences import Tokens, nlp, string_id
 
 # splitmix64's finaliser: a fast, well-mixed bijection of 64-bit integers.
@@ -48,14 +49,15 @@ def _extend(chain: np.ndarray, token_hashes: np.ndarray) -> np.ndarray:
     return _mix(chain * _GOLDEN + token_hashes)
 
 
-def name_key(text: str) -> str:
+def name_key(text: str, language: str = DEFAULT_LANGUAGE) -> str:
     """The identity of a name for matching: its spaCy tokens joined by one space.
 
     Matching compares token sequences, as spaCy's ``PhraseMatcher`` on ``ORTH`` does, so a name
     never matches inside a longer word ("Paris" in "Parisian"); strings with the same tokens
-    ("U.S.A" and "U.S. A", "New York" and "New  York") are the same name.
+    ("U.S.A" and "U.S. A", "New York" and "New  York") are the same name. Tokenized as the text
+    is, by the corpus language's tokenizer: a Chinese name is its characters ("北京" -> "北 京").
     """
-    return " ".join(token.text for token in nlp().tokenizer(text) if not token.is_space)
+    return " ".join(token.text for token in nlp(language).tokenizer(text) if not token.is_space)
 
 
 class BloomFilter:

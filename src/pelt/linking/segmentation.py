@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from spacy.language import Language
 
+from pelt.corpus.site import DEFAULT_LANGUAGE
 from pelt.linking.names import BloomFilter, candidate_names
 from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
 from pelt.spark import map_rows
@@ -61,6 +62,7 @@ def segment_document(
     bloom: BloomFilter | None = None,
     fold_case: bool = False,
     ner: Language | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> list[dict[str, Any]]:
     """Split one document into sentences, place its anchors in them, and find its candidate names.
 
@@ -69,10 +71,11 @@ def segment_document(
     document, whatever the sentence splitter did); only anchors inside one sentence get a
     ``sent_idx`` and a span re-based to that sentence, the others have nulls there. With a name
     filter, ``candidates`` holds the n-grams that may be names (:func:`pelt.linking.names.candidate_names`),
-    never over an anchor; an ``ner`` pipeline keeps only the names it recognises.
+    never over an anchor; an ``ner`` pipeline keeps only the names it recognises. ``language``: the
+    corpus's, whose tokenizer and abbreviations decide the tokens and so the sentences and names.
     """
     text = row["text"] or ""
-    tokens = tokenize(text)
+    tokens = tokenize(text, language)
     spans = sentence_spans(text, tokens)
     starts = [start for start, _ in spans]
     valid, invalid, blank = valid_anchors(text, row["links"] or [])
@@ -119,11 +122,13 @@ def segment_documents(
     name_filter: BloomFilter | None = None,
     fold_case: bool = False,
     ner_model: str | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> tuple[DataFrame, dict[str, int]]:
     """Segment every document, spread over ``splits`` partitions first when read in fewer (a
     Parquet file written by one task is one split however big, and segmenting is the heaviest step;
     a small input is left as it is, a shuffle of it would cost more than it saves), finding
-    candidate names in ``name_filter`` when given; return the (persisted) segments and their counts."""
+    candidate names in ``name_filter`` when given, with the tokenizer of ``language``; return the
+    (persisted) segments and their counts."""
     spark_context = documents.sparkSession.sparkContext
     bloom = spark_context.broadcast(name_filter) if name_filter is not None else None
     if documents.rdd.getNumPartitions() < splits:
@@ -131,7 +136,7 @@ def segment_documents(
 
     def segment(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         ner = ner_pipeline(ner_model) if ner_model else None
-        return segment_document(row, bloom.value if bloom else None, fold_case, ner)
+        return segment_document(row, bloom.value if bloom else None, fold_case, ner, language)
 
     segments = map_rows(documents, segment, _SEGMENT_DDL, bounded_vocabulary).persist(StorageLevel.MEMORY_AND_DISK)
     totals = segments.agg(

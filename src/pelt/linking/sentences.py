@@ -1,7 +1,8 @@
 """Tokens and sentences: spaCy's tokenizer once per document, its sentencizer's rule on arrays.
 
-A blank English pipeline needs no downloaded model (nothing can be downloaded on the machines this
-runs on) and is fast; the rule-based sentencizer is good enough for choosing the sentence that
+A blank pipeline of the corpus's language (:mod:`pelt.linking.languages`: its tokenizer exceptions
+keep abbreviations and ordinals one token) needs no downloaded model (nothing can be downloaded on
+the machines this runs on) and is fast; the rule-based sentencizer is good enough for choosing the sentence that
 carries a mention, which is all the later stages need. In Wikipedia and S2ORC plain text a newline
 ends a paragraph, heading or list item, so sentences never cross one.
 
@@ -27,10 +28,13 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-import spacy
 from spacy.attrs import IDX, IS_PUNCT, IS_SPACE, LENGTH, LOWER, ORTH
 from spacy.language import Language
 from spacy.pipeline import Sentencizer
+from spacy.strings import get_string_id
+
+from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.linking.languages import blank_pipeline
 
 # Text is tokenized whole: the length guard protects the memory of parsers and NER, which this
 # pipeline does not have, and a long article (or a table flattened to one line) must not raise.
@@ -43,11 +47,14 @@ _ATTRS = [ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT]
 # Strings a pipeline may gather (with their lexemes and cached chunks) before it is replaced: about
 # 0.85 KB each, some 200 MB.
 VOCABULARY_CAP = 250_000
+# The pipelines built in this process, by language (:func:`nlp`).
+_pipelines: dict[str, Language] = {}
 
 
-@cache
-def nlp() -> Language:
-    """The process-wide blank English pipeline: built once per Python worker.
+def nlp(language: str = DEFAULT_LANGUAGE) -> Language:
+    """The process-wide blank pipeline of ``language`` (a Wikipedia code, :mod:`pelt.linking.languages`):
+    built once per Python worker and language, on first use, so a Spark executor builds only the
+    languages of the documents it is given.
 
     Its vocabulary computes only the lexical attributes that pelt reads (``LOWER``, ``IS_SPACE``,
     ``IS_PUNCT``; ``ORTH`` is the string itself): spaCy runs each attribute's Python function for
@@ -55,12 +62,14 @@ def nlp() -> Language:
     reads cost 17 % of tokenizing text it has not seen before. Other attributes of its tokens are
     left at zero.
     """
-    pipeline = spacy.blank("en")
-    pipeline.max_length = _MAX_LENGTH
-    pipeline.tokenizer.max_cache_size = _CACHED_CHUNKS
-    getters = pipeline.vocab.lex_attr_getters
-    for attr in set(getters) - {LOWER, IS_SPACE, IS_PUNCT}:
-        del getters[attr]
+    pipeline = _pipelines.get(language)
+    if pipeline is None:
+        pipeline = _pipelines[language] = blank_pipeline(language)
+        pipeline.max_length = _MAX_LENGTH
+        pipeline.tokenizer.max_cache_size = _CACHED_CHUNKS
+        getters = pipeline.vocab.lex_attr_getters
+        for attr in set(getters) - {LOWER, IS_SPACE, IS_PUNCT}:
+            del getters[attr]
     return pipeline
 
 
@@ -74,18 +83,22 @@ def bounded_vocabulary() -> Iterator[None]:
     tokenization 2.3 times slower (benchmarks/worker_memory.py); a new pipeline keeps the cache and
     costs its build (~0.5 s) and a warm-up once per cap's worth of new strings, tens of MB of text.
     Ids (:func:`string_id`) are hashes, the same in every pipeline, so nothing made before is
-    invalid; only spaCy objects (``Doc``, ``Token``) must not outlive their block.
+    invalid; only spaCy objects (``Doc``, ``Token``) must not outlive their block. Each language's
+    pipeline is bounded on its own.
     """
-    if len(nlp().vocab.strings) >= VOCABULARY_CAP:
-        nlp.cache_clear()
+    full = [language for language, pipeline in _pipelines.items() if len(pipeline.vocab.strings) >= VOCABULARY_CAP]
+    for language in full:
+        del _pipelines[language]
+    if full:
         gc.collect()  # the old pipeline's cycles, before the new one fills up
     yield
 
 
 def string_id(text: str) -> int:
     """The id spaCy's ``ORTH`` and ``LOWER`` give a string: its 64-bit hash, except for the few
-    hundred names of spaCy's own symbols ("root", "dep", ...), which have small fixed ids."""
-    return nlp().vocab.strings[text]
+    hundred names of spaCy's own symbols ("root", "dep", ...), which have small fixed ids. The same
+    in every language's pipeline."""
+    return get_string_id(text)
 
 
 @cache
@@ -126,10 +139,10 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def tokenize(text: str) -> Tokens:
-    """The tokens of the text's non-blank lines, by spaCy's tokenizer, as arrays."""
+def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> Tokens:
+    """The tokens of the text's non-blank lines, by the language's spaCy tokenizer, as arrays."""
     spans = paragraphs(text)
-    tokenizer = nlp().tokenizer
+    tokenizer = nlp(language).tokenizer
     arrays = [tokenizer(text[start:end]).to_array(_ATTRS) for start, end in spans]
     sizes = np.array([len(array) for array in arrays], dtype=np.int64)
     array = np.concatenate(arrays) if arrays else np.zeros((0, len(_ATTRS)), dtype=np.uint64)

@@ -1,0 +1,107 @@
+"""The language of a corpus in the linking stage: which spaCy pipeline tokenizes it, its few extra
+rules, and its stop words (docs/languages.md).
+
+The language comes from the corpus (:func:`pelt.logs.corpus_language`: the Wikipedia dump's own, or
+``corpora.<name>.language``) as a Wikipedia code; spaCy's blank pipeline of that language brings its
+tokenizer exceptions ("z. B.", "Nr.", "M.", "1er" stay one token, so the sentencizer never cuts
+there), its punctuation and its stop words. What spaCy's data lacks is added here as small rules
+(:data:`ORDINAL_DOT_LANGUAGES`), and nothing is downloaded: every pipeline is blank.
+"""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+import re
+from collections.abc import Callable
+from functools import cache
+
+import spacy
+import spacy.lang
+from spacy.language import Language
+from spacy.util import compile_suffix_regex
+
+log = logging.getLogger(__name__)
+
+# Wikipedia codes that name a language spaCy files under another code: Simple English is English,
+# Wikipedia's "no" is Bokmal (spaCy's "nb"), and Cantonese and Classical Chinese are written in
+# Chinese characters, which spaCy's Chinese segments one by one whatever the variety.
+ALIASES = {"simple": "en", "no": "nb", "zh-yue": "zh", "zh-classical": "zh"}
+# spaCy's language-neutral pipeline: the fallback for a language spaCy has no data for.
+FALLBACK = "xx"
+# Languages whose tokenizer splits words into several tokens (spaCy's Chinese makes one token per
+# character): there a stop word ("我们") is a sequence of tokens, not one.
+WRITTEN_WITHOUT_SPACES = frozenset({"zh", "ja", "th", "bo"})
+# Languages that write ordinals with a dot ("am 10. Dezember", "im 19. Jahrhundert", "Ludwig XIV.",
+# Finnish "10. joulukuuta", Czech "Karel IV."). spaCy keeps "10." one token in some of them (de, nb,
+# hu, sl, sr, tr) and splits it in the others, where its sentencizer then cuts the sentence in two;
+# and where it keeps the dot, it keeps it after a year too ("Er starb 1870."), so that the sentence
+# never ends. The rule here, the same in all of them: a number of one to three digits or a Roman
+# numeral followed by a dot is one token (an ordinal), and a dot after a longer number is split
+# off (a year or a quantity ending the sentence: ordinals past 999 are rare).
+ORDINAL_DOT_LANGUAGES = frozenset(
+    {"cs", "da", "de", "et", "fi", "hr", "hu", "is", "lv", "nb", "pl", "sk", "sl", "sr", "tr"}
+)
+_ORDINAL = re.compile(r"(?:[0-9]{1,3}|[IVXLC]+)\.").fullmatch
+_NUMBER_DOT = r"(?<=[0-9]{4})\."
+
+
+@cache
+def spacy_languages() -> tuple[str, ...]:
+    """The language codes of the installed spaCy (its ``spacy.lang`` packages)."""
+    return tuple(sorted(module.name for module in pkgutil.iter_modules(spacy.lang.__path__) if module.ispkg))
+
+
+@cache
+def spacy_language(language: str) -> str:
+    """spaCy's code for a corpus language (a Wikipedia code): itself, its alias (:data:`ALIASES`),
+    or, for a language spaCy has no data for, :data:`FALLBACK` with a warning: the linking of a
+    corpus in one of the hundreds of Wikipedia languages spaCy lacks is still done, on tokens split
+    at spaces and punctuation, without stop words. Cached: the warning is logged once per process."""
+    code = ALIASES.get(language, language)
+    if code in spacy_languages():
+        return code
+    log.warning(
+        "language %r: spaCy %s has no pipeline for it (it has %s); its language-neutral %r is used",
+        language,
+        spacy.__version__,
+        ", ".join(spacy_languages()),
+        FALLBACK,
+    )
+    return FALLBACK
+
+
+def blank_pipeline(language: str) -> Language:
+    """spaCy's blank pipeline of ``language`` (a Wikipedia code) with pelt's rules for it.
+
+    A language whose spaCy tokenizer needs a package that is not installed (Japanese: SudachiPy,
+    Korean, Thai, Vietnamese) fails here, naming the language and spaCy's message with the
+    package: its text is not tokenized into words without it.
+    """
+    code = spacy_language(language)
+    try:
+        pipeline = spacy.blank(code)
+    except ImportError as error:
+        raise ImportError(f"the linking stage cannot tokenize language {language!r}: {error}") from error
+    if code in ORDINAL_DOT_LANGUAGES:
+        tokenizer = pipeline.tokenizer
+        tokenizer.token_match = _or_ordinal(tokenizer.token_match)
+        tokenizer.suffix_search = compile_suffix_regex([*pipeline.Defaults.suffixes, _NUMBER_DOT]).search
+    return pipeline
+
+
+def _or_ordinal(token_match: Callable[[str], object] | None) -> Callable[[str], object]:
+    """A tokenizer ``token_match`` that also keeps an ordinal with its dot one token."""
+    if token_match is None:
+        return _ORDINAL
+    return lambda text: _ORDINAL(text) or token_match(text)
+
+
+def stop_words(language: str) -> frozenset[str]:
+    """spaCy's stop words of the language (none for :data:`FALLBACK`)."""
+    return frozenset(spacy.util.get_lang_class(spacy_language(language)).Defaults.stop_words)
+
+
+def written_without_spaces(language: str) -> bool:
+    """Whether the language's words are several tokens each (:data:`WRITTEN_WITHOUT_SPACES`)."""
+    return spacy_language(language) in WRITTEN_WITHOUT_SPACES

@@ -1,0 +1,128 @@
+"""Sentences, tokens and names per language (docs/languages.md): German and French abbreviations and
+ordinals do not end a sentence, Chinese (written without spaces) is split into sentences and
+its unlinked mentions found, Arabic and Hebrew (right to left) mentions have exact offsets, and
+each language has its own stop words; English is unchanged."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+import pytest
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from pelt.linking.candidates import stop_word_keys
+from pelt.linking.heuristic import heuristic_links
+from pelt.linking.languages import FALLBACK, blank_pipeline, spacy_language
+from pelt.linking.names import candidate_names, name_filter, name_key
+from pelt.linking.segmentation import segment_document
+from pelt.linking.sentences import nlp, sentence_spans, tokenize
+
+
+def sentences(text: str, language: str) -> list[str]:
+    return [text[start:end] for start, end in sentence_spans(text, tokenize(text, language))]
+
+
+def test_german_ordinals_and_abbreviations_do_not_end_a_sentence():
+    text = (
+        "Er wurde am 10. Dezember 1815 in London geboren. Das ist z. B. Nr. 5 im 19. Jahrhundert, "
+        "als Ludwig XIV. regierte. Er starb 1870. Danach kam (am 3., 4. und 5. Mai) usw. nichts."
+    )
+    assert sentences(text, "de") == [
+        "Er wurde am 10. Dezember 1815 in London geboren.",
+        "Das ist z. B. Nr. 5 im 19. Jahrhundert, als Ludwig XIV. regierte.",
+        "Er starb 1870.",  # a year ends the sentence: spaCy's German alone keeps "1870." one token
+        "Danach kam (am 3., 4. und 5. Mai) usw. nichts.",
+    ]
+    # English rules cut the date: what the linking stage did on every corpus before.
+    assert sentences("Er wurde am 10. Dezember 1815 geboren.", "en")[1] == "Dezember 1815 geboren."
+
+
+def test_an_ordinal_is_kept_in_the_languages_where_spacy_splits_it():
+    assert sentences("Hän syntyi 10. joulukuuta 1815 Lontoossa. Hän kuoli 1870. Loppu.", "fi") == [
+        "Hän syntyi 10. joulukuuta 1815 Lontoossa.",
+        "Hän kuoli 1870.",
+        "Loppu.",
+    ]
+
+
+def test_french_abbreviations_and_ordinals_do_not_end_a_sentence():
+    text = "M. Dupont est né le 1er janvier 1900. Il vécut au XIXe siècle, cf. p. 12. Mme Curie visita St. Louis. Fin."
+    assert sentences(text, "fr") == [
+        "M. Dupont est né le 1er janvier 1900.",
+        "Il vécut au XIXe siècle, cf. p. 12.",
+        "Mme Curie visita St. Louis.",
+        "Fin.",
+    ]
+
+
+CHINESE = "北京是中国的首都。北京有很多人！上海也很大。"
+
+
+def test_chinese_is_split_into_sentences_and_an_unlinked_mention_is_linked():
+    """No spaces: spaCy's Chinese makes a token of each character (its ``char`` segmenter, no extra
+    package), names are character sequences, and the heuristic links the second 北京 of the text
+    through the first, an anchor."""
+    assert sentences(CHINESE, "zh") == ["北京是中国的首都。", "北京有很多人！", "上海也很大。"]
+    names = {name_key(alias, "zh"): alias for alias in ("北京", "上海", "中国")}
+    assert set(names) == {"北 京", "上 海", "中 国"}
+    document = {"doc_id": "d", "title": "首都", "text": CHINESE, "links": [{"start": 0, "end": 2, "target": "北京"}]}
+    (row,) = segment_document(document, name_filter(sorted(names)), language="zh")
+    # The filter's false positives are left out, as the exact join of the Spark path does.
+    found = {(c["sent_idx"], row["sentences"][c["sent_idx"]][c["start"] : c["end"]]) for c in row["candidates"]}
+    found = {(sent_idx, text) for sent_idx, text in found if name_key(text, "zh") in names}
+    assert found == {(0, "中国"), (1, "北京"), (2, "上海")}  # the anchored 北京 is no candidate
+    linked = heuristic_links({"北京", "首都"}, {"北 京": {"北京", "北京 (电影)"}}, {}, max_iterations=1)
+    assert linked == {"北 京": ("北京", 1)}
+    # With English rules a line of Chinese is one token: no name is ever found in it.
+    (english,) = segment_document(document, name_filter(sorted(names)))
+    assert english["sentences"] == [CHINESE] and english["candidates"] == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected", "name"),
+    [
+        ("ar", "القاهرة مدينة كبيرة. هل تقع القاهرة على نهر النيل؟ نعم.", 3, "نهر النيل"),
+        ("he", "ירושלים היא עיר עתיקה. תל אביב היא עיר גדולה ליד הים.", 2, "תל אביב"),
+    ],
+    ids=["arabic", "hebrew"],
+)
+def test_right_to_left_sentences_and_exact_mention_offsets(language, text, expected, name):
+    """Text is stored in reading order, so offsets count characters from the sentence's first
+    letter (its right end on screen); a two-word name in the second sentence has exact offsets."""
+    tokens = tokenize(text, language)
+    spans = sentence_spans(text, tokens)
+    assert len(spans) == expected
+    key = name_key(name, language)
+    (candidate,) = [c for c in candidate_names(text, tokens, spans, name_filter([key])) if c["name"] == key]
+    sentence_start = spans[candidate["sent_idx"]][0]
+    assert candidate["sent_idx"] == 1 and candidate["n_tokens"] == 2
+    assert text[sentence_start + candidate["start"] : sentence_start + candidate["end"]] == name
+
+
+def test_stop_words_per_language():
+    assert stop_word_keys("en") == STOP_WORDS  # English: spaCy's list, as before
+    assert {"die", "der", "und"} <= stop_word_keys("de") and "die" not in stop_word_keys("en")
+    assert {"le", "la", "et"} <= stop_word_keys("fr")
+    assert {"في", "من"} <= stop_word_keys("ar") and "של" in stop_word_keys("he")
+    # Chinese stop words are compared as their characters, as names are.
+    assert {"的", "我 们"} <= stop_word_keys("zh") and "我们" not in stop_word_keys("zh")
+    assert stop_word_keys("simple") == STOP_WORDS  # Simple English Wikipedia is English
+
+
+def test_english_is_the_default_and_an_unknown_language_falls_back(caplog):
+    assert nlp() is nlp("en")
+    text = "Mr. Smith went to Washington. It was fun!"
+    assert tokenize(text).orth.tolist() == tokenize(text, "en").orth.tolist()
+    assert spacy_language("simple") == "en" and spacy_language("no") == "nb"
+    with caplog.at_level(logging.WARNING, logger="pelt.linking.languages"):
+        assert spacy_language("xqz") == FALLBACK
+    assert "'xqz'" in caplog.text and "de, " in caplog.text  # names it and the languages there are
+    assert sentences("Eins zwei. Drei.", "xqz") == ["Eins zwei.", "Drei."]
+    assert stop_word_keys("xqz") == frozenset()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sudachipy") is not None, reason="SudachiPy is installed")
+def test_a_language_whose_tokenizer_needs_a_package_names_it():
+    with pytest.raises(ImportError, match=r"language 'ja'.*SudachiPy"):
+        blank_pipeline("ja")
