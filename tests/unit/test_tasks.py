@@ -61,7 +61,7 @@ def test_demo_all_tasks_per_domain():
         for side in ("h", "t")
     }
     assert len(wiki) == len(set(wiki)) == len(lama | relation)  # each (name, QID) once
-    assert ("metformin", "C9900001") in biomed and len(biomed) == 37
+    assert ("metformin", "C9900001") in biomed and len(biomed) == 39
     assert not set(wiki) & set(biomed)
     assert task_entities(_demo_tasks(), "nowhere") == []
 

@@ -77,14 +77,14 @@ def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
 
 
 def test_demo_data_is_small() -> None:
-    # a third is the pretraining text, a third the relation sentences (FewRel's three splits and
-    # Wiki80 hold the same sentences, as the real ones do), the rest the LAMA files, kept readable
+    # a third is the pretraining text, a third the relation sentences (FewRel's three splits of ten
+    # relations and Wiki80 hold the same sentences, as the real ones do), the rest the LAMA files
     # The shipped demo model (resources/demo/model, the one artefact here that is not data) apart.
     def size(files) -> int:
         return sum(p.stat().st_size for p in files if p.is_file() and "__pycache__" not in p.parts)
 
     model = DEMO / "model"
-    assert size(p for p in DEMO.rglob("*") if model not in p.parents) < 1_600_000
+    assert size(p for p in DEMO.rglob("*") if model not in p.parents) < 1_700_000
     assert size(model.iterdir()) < 3_500_000  # 2 x 128 weights in fp32 and the tokenizer
 
 

@@ -115,7 +115,7 @@ def test_slurm_profile_names_real_rules_and_sizes_every_job(tmp_path):
 
     declared_gpu = {
         rule
-        for path in (REPO / "workflow" / "rules").glob("*.smk")
+        for path in (REPO / "workflow" / "rules").rglob("*.smk")
         for rule, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", path.read_text(), re.M)
         if re.search(r"^\s+resources:\n(?:\s+\w+=.*\n)*\s+gpu=1,", body, re.M)
     }

@@ -54,8 +54,8 @@ def _inst(
 def test_demo_files_read_with_correct_spans():
     fewrel = read_fewrel(DEMO / "fewrel" / "val_wiki.json")
     wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
-    assert len(fewrel) == 3 * 65 + 2 * 45 and len({i.relation for i in fewrel}) == 5  # resources/demo/world.py
-    assert len(wiki80) == 661 and {i.relation for i in wiki80} == set(
+    assert len(fewrel) == 10 * 40 and len({i.relation for i in fewrel}) == 10  # resources/demo/world.py
+    assert len(wiki80) == 797 and {i.relation for i in wiki80} == set(
         json.loads((DEMO / "wiki80" / "label2id.json").read_text())
     )
     for inst in fewrel + wiki80:  # names in FewRel / Wiki80 are the lowercased mention
@@ -112,16 +112,16 @@ def test_wiki80_and_fewrel_readers_agree_and_overlaps_drop_whole_relations(tmp_p
     wiki80 = read_wiki80(DEMO / "wiki80" / "train.jsonl")
     (tmp_path / "f.json").write_text(json.dumps(_to_fewrel(wiki80)))
     assert sorted(read_fewrel(tmp_path / "f.json"), key=lambda i: i.key) == sorted(wiki80, key=lambda i: i.key)
-    # The demo's Wiki80 holds its FewRel val relations: excluding val leaves the twelve others ...
+    # The demo's Wiki80 holds its FewRel val relations: excluding val leaves the 21 others ...
     everything = read_instances([DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "dev.jsonl"])
     kept, dropped = drop_overlapping(everything, read_instances([DEMO / "fewrel" / "val_wiki.json"]))
-    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (12, len(everything) - 285, 5)
+    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (21, len(everything) - 400, 10)
     # ... and excluding the biomedical file keeps all, deduplicated across files
     kept, dropped = drop_overlapping(
         read_instances([DEMO / "wiki80" / "train.jsonl", DEMO / "wiki80" / "train.jsonl"]),
         read_instances([DEMO / "fewrel" / "val_pubmed.json"]),
     )
-    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (17, 661, 0)
+    assert (len({i.relation for i in kept}), len(kept), len(dropped)) == (31, 797, 0)
 
 
 def test_marked_text_positions():
