@@ -42,4 +42,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf results logs .snakemake
+	rm -rf results logs runs .snakemake

@@ -89,12 +89,12 @@ def planned(workdir: Path, *args: str) -> Counter[str]:
 
 
 def planned_jobs(dry_run: str) -> list[dict]:
-    """The jobs of a dry run's output: rule name, inputs and outputs of each."""
+    """The jobs of a dry run's output: rule name, inputs, outputs and logs of each."""
     jobs = []
     for line in dry_run.splitlines():
         if line.startswith(("rule ", "localrule ")):
-            jobs.append({"rule": line.split()[-1].rstrip(":"), "input": [], "output": []})
-        elif jobs and line.strip().startswith(("input:", "output:")):
+            jobs.append({"rule": line.split()[-1].rstrip(":"), "input": [], "output": [], "log": []})
+        elif jobs and line.strip().startswith(("input:", "output:", "log:")):
             key, _, files = line.strip().partition(": ")
             jobs[-1][key] = files.split(", ")
     return jobs

@@ -183,3 +183,38 @@ def check_model_names(models: Sequence[Mapping]) -> None:
             raise ValueError(
                 f"models[{i}].name: {name!r} is no local path that exists, nor a model hub name (org/name)"
             )
+
+
+# A run's name, one folder under runs/: letters, digits, `.`, `_`, `+` and `-` (a corpus file's id too).
+_RUN_NAME = re.compile(r"[\w.+-]+")
+
+
+def run_name(
+    run: str | None, configfiles: Sequence[str | os.PathLike[str]], default: str | os.PathLike[str]
+) -> str | None:
+    """The name of the run a config asks for, whose outputs and logs go under ``runs/<name>/``, so
+    that a second config (an entity list, the paper's) never writes over another's outputs nor makes
+    a switch back rerun them: ``run`` as configured, else the stem of the last config file Snakemake
+    was given (``--configfile config/paper.yaml``: ``paper``, its other characters made ``_``).
+    None, outputs in ``results/`` and ``logs/`` as the docs show them, for the default config: no
+    config file given, or only ``default`` itself; and for ``run: ""``, with which a file merged over
+    the default config (a faster Spark's settings) keeps the default run's outputs instead of
+    starting its own.
+
+    A configured name that is not one folder name (``a/b``, ``..``, a space) is refused in one line.
+    """
+    if run == "":
+        return None
+    key = "run"
+    if run is None:
+        if not configfiles or [os.path.realpath(f) for f in configfiles] == [os.path.realpath(default)]:
+            return None
+        run = re.sub(r"[^\w.+-]", "_", os.path.splitext(os.path.basename(configfiles[-1]))[0])
+        key = f"--configfile {configfiles[-1]}"
+    if not _RUN_NAME.fullmatch(run):
+        raise ValueError(
+            f"run: {run!r} is not a folder name (letters, digits, '.', '_', '+' and '-'), the folder of"
+            " this run's outputs under runs/"
+        )
+    confined("runs", run, key)  # '.' and '..' are folder names of no run
+    return run

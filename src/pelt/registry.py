@@ -44,7 +44,8 @@ class TaskKind:
     summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
     figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
     # Results the default target asks for besides the summaries and figures: paths with {task} and
-    # {model} wildcards, one of each configured task of the kind and model.
+    # {model} wildcards, one of each configured task of the kind and model, under the run's results
+    # folder (``eval/{task}/x.json``: results/eval/... or runs/<run>/results/eval/..., common.smk).
     results: tuple[str, ...] = ()
     # (name, task, tasks) -> {data key: files}, where a key the task leaves out has a default (FewRel:
     # Wiki80's files); None: each data key's files as configured.

@@ -17,6 +17,7 @@ from pelt.config import (
     confined,
     fill_defaults,
     model_ids,
+    run_name,
     yaml_problem,
 )
 from pelt.eval import settings
@@ -320,6 +321,26 @@ def test_model_ids_that_collide_or_leave_their_folder_are_refused(models, named)
 def test_model_ids_are_path_safe_names_or_the_configured_id():
     models = [{"name": "roberta-base"}, {"name": "org/x"}, {"name": "/abs/model", "id": "mine"}]
     assert list(model_ids(models)) == ["roberta-base", "org--x", "mine"]
+
+
+def test_a_run_is_named_by_its_key_else_its_last_config_file(tmp_path, monkeypatch):
+    """A second config's outputs go under runs/<name>/ (pelt.config.run_name): `run` as configured,
+    else the last --configfile's stem; the default config, given or not, and `run: ""` keep results/."""
+    monkeypatch.chdir(tmp_path)
+    default = "config/config.yaml"
+    assert run_name(None, [], default) is None
+    assert run_name(None, [str(tmp_path / default)], default) is None  # the default file, named
+    assert run_name(None, ["config/paper.yaml"], default) == "paper"
+    assert run_name(None, [default, "lists/my list.yaml"], default) == "my_list"  # over the demo's: the last
+    assert run_name("x", [default, "mine.yaml"], default) == "x"
+    assert run_name("", ["fast_spark.yaml"], default) is None
+
+
+@pytest.mark.parametrize("run", ["a/b", "..", ".", "my run", "/tmp/x", "x\\y"])
+def test_a_run_name_that_is_not_one_folder_is_refused_in_a_line(run):
+    with pytest.raises(ValueError, match=r"^run: .* (is not a folder name|is not a path inside runs/)") as err:
+        run_name(run, [], "config/config.yaml")
+    assert "\n" not in str(err.value)
 
 
 def test_a_file_name_with_glob_characters_is_that_file(tmp_path):

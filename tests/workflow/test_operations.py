@@ -322,9 +322,10 @@ def test_finished_run_has_nothing_to_do(finished):
 
 def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tuple[Counter[str], str]:
     """The jobs a config change reruns outside the evaluation and the report (which always rerun after
-    them), and the dry run's output."""
+    them), and the dry run's output. The change is a file merged over the run's config that keeps
+    its run (`run: ""`), not a run of its own."""
     overlay = tmp_path / "change.yaml"
-    overlay.write_text(yaml.safe_dump(change))
+    overlay.write_text(yaml.safe_dump({"run": "", **change}))
     run = snakemake(workdir, "-n", "--configfile", "config/config.yaml", str(overlay))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     jobs = jobs_of(run.stdout)

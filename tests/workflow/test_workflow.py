@@ -250,6 +250,51 @@ def test_a_config_file_runs_its_own_keys_and_none_of_the_demos(tmp_path):
         assert (page_props in corpus["input"]) == props, (name, corpus)
 
 
+def _written(jobs: list[dict]) -> set[str]:
+    """Every output and log path of a plan's jobs (the `all` target has none)."""
+    return {path for job in jobs for path in job["output"] + job["log"]}
+
+
+def test_a_second_config_plans_its_own_run_beside_the_demos(tmp_path):
+    """A second config never writes over the demo's outputs, so switching back reruns nothing: an
+    entity list given as --configfile (alone, or over the demo's) is the run `my_list`, its outputs
+    and logs under runs/my_list/; `run: x` names it; the default config, named or not, keeps results/."""
+    demo = write_config(tmp_path)
+    plans = {}
+    mine = dict(demo, tasks={"entities": {"domain": "wikipedia", "entities": str(tmp_path / "mine.txt")}})
+    (tmp_path / "mine.txt").write_text("Valdoria\n", encoding="utf-8")
+    (tmp_path / "my_list.yaml").write_text(yaml.safe_dump(mine))
+    (tmp_path / "named.yaml").write_text(yaml.safe_dump(dict(demo, run="x")))
+    for name, args in [
+        ("demo", ()),
+        ("demo named", ("--configfile", "config/config.yaml")),
+        ("list alone", ("--configfile", "my_list.yaml")),
+        ("list over the demo", ("--configfile", "config/config.yaml", "my_list.yaml")),
+        ("run: x", ("--configfile", "named.yaml")),
+    ]:
+        run = snakemake(tmp_path, "-n", *args)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        plans[name] = _written(planned_jobs(run.stdout))
+    assert plans["demo named"] == plans["demo"]
+    assert all(path.startswith(("results/", "logs/")) for path in plans["demo"])
+    assert "results/tables/wikipedia/demo/table.parquet" in plans["demo"]
+    for name, run in [("list alone", "my_list"), ("list over the demo", "my_list"), ("run: x", "x")]:
+        assert all(path.startswith(f"runs/{run}/") for path in plans[name]), (name, plans[name])
+        assert not plans[name] & plans["demo"], name
+        assert f"runs/{run}/results/tables/wikipedia/demo/table.parquet" in plans[name], name
+        assert f"runs/{run}/logs/tables/wikipedia/demo/merge.log" in plans[name], name
+
+
+@pytest.mark.parametrize("run", ["a/b", "..", "my run"])
+def test_a_run_name_that_is_no_folder_name_is_refused_in_a_line(tmp_path, run):
+    config = write_config(tmp_path)
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(dict(config, run=run)))
+    result = snakemake(tmp_path, "-n")
+    assert result.returncode != 0
+    out = result.stdout + result.stderr
+    assert f"run: {run!r} is not a" in out and "Traceback" not in out, out
+
+
 def test_paper_config_plans_the_authors_training_data(tmp_path):
     """`config/paper.yaml` as the authors ran it: FewRel 1.0 and 2.0 train on FewRel's train_wiki.json (which
     its download section fetches), Wiki80 1 % for 250 epochs (their README), all with their four new
@@ -260,8 +305,13 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
     shutil.copytree(PAPER_WORKDIR, tmp_path, dirs_exist_ok=True)
     run = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "paper.yaml"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    fewrel = [job for job in planned_jobs(run.stdout) if job["rule"] == "fewrel"]
-    assert {job["output"][0].split("/")[2] for job in fewrel} == {"fewrel", "fewrel2"}
+    jobs = planned_jobs(run.stdout)
+    # its own run, runs/paper/, beside the demo's results/; the downloads are shared, in data/
+    shared = ("data/", "logs/download/")
+    assert all(path.startswith(("runs/paper/", *shared)) for path in _written(jobs)), _written(jobs)
+    assert any(path.startswith("runs/paper/results/") for path in _written(jobs))
+    fewrel = [job for job in jobs if job["rule"] == "fewrel"]
+    assert {job["output"][0].split("/")[4] for job in fewrel} == {"fewrel", "fewrel2"}
     for job in fewrel:
         assert job["input"][0] == "data/fewrel/train_wiki.json", job
         assert not any(path.startswith("data/wiki80/") for path in job["input"]), job

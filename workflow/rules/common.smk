@@ -14,6 +14,7 @@ from pelt.config import (
     confined,
     fill_defaults,
     model_ids,
+    run_name,
 )
 
 min_version("9.0")
@@ -40,6 +41,27 @@ if CONFIG_PROBLEMS:
         "Error validating config file:\n  " + "\n  ".join(CONFIG_PROBLEMS)
     )
 fill_defaults(config, SCHEMA)
+
+# The run's folder: every output and log of a named run (config `run`, else the last --configfile's
+# stem: pelt.config.run_name) is under runs/<run>/, so that a second config never overwrites another
+# config's outputs nor reruns them when the first is run again; the default config writes results/
+# and logs/. Downloads (download.smk) are the same files whichever config asks: shared, in data/.
+RUN = config_error(
+    run_name, config.get("run"), workflow.overwrite_configfiles, "config/config.yaml"
+)
+RESULTS = "results" if RUN is None else f"runs/{RUN}/results"
+LOGS = "logs" if RUN is None else f"runs/{RUN}/logs"
+
+
+def results(path):
+    """An output's path: ``path`` under the run's results folder."""
+    return f"{RESULTS}/{path}"
+
+
+def logs(path):
+    """A job log's path: ``path`` under the run's logs folder."""
+    return f"{LOGS}/{path}"
+
 
 CORPORA = config["corpora"]
 NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
@@ -81,7 +103,7 @@ def corpus_file_ids(domain):
         file_id = re.sub(r"[^\w.+-]", "_", os.path.basename(path))
         config_error(
             confined,
-            f"results/corpus/{domain}/files",
+            results(f"corpus/{domain}/files"),
             file_id,
             f"corpora.{domain}.path",
         )
@@ -89,7 +111,7 @@ def corpus_file_ids(domain):
         if os.path.realpath(first) != os.path.realpath(path):
             raise WorkflowError(
                 f"corpora.{domain}.path: {first!r} and {path!r} would both be written to"
-                f" results/corpus/{domain}/files/{file_id}/; rename one of them"
+                f" {results(f'corpus/{domain}/files/{file_id}')}/; rename one of them"
             )
     return ids
 
@@ -104,7 +126,7 @@ def corpus_file(wildcards):
     ids = corpus_file_ids(wildcards.domain)
     if wildcards.file not in ids:
         raise WorkflowError(
-            f"results/corpus/{wildcards.domain}/files/{wildcards.file}: no file of"
+            f"{results(f'corpus/{wildcards.domain}/files/{wildcards.file}')}: no file of"
             f" corpora.{wildcards.domain}.path has that id; the ids are {sorted(ids)}"
         )
     return ids[wildcards.file]
@@ -115,7 +137,7 @@ def corpus_outputs(domain, part):
     the stages after the corpus read as one (Spark and pyarrow take the list of paths).
     """
     return expand(
-        "results/corpus/{domain}/files/{file}/{part}",
+        results("corpus/{domain}/files/{file}/{part}"),
         domain=domain,
         file=corpus_file_ids(domain),
         part=part,
@@ -135,12 +157,12 @@ config_error(check_model_names, config["models"])
 def model_name_or_path(wildcards):
     """What from_pretrained gets: the built demo model's folder, or the configured name."""
     name = MODELS[wildcards.model]["name"]
-    return "results/models/demo" if name == "demo" else name
+    return results("models/demo") if name == "demo" else name
 
 
 def model_input(wildcards):
     """The demo model is a workflow output; a hub name or an outside path is not."""
-    return ["results/models/demo"] if MODELS[wildcards.model]["name"] == "demo" else []
+    return [results("models/demo")] if MODELS[wildcards.model]["name"] == "demo" else []
 
 
 def model_norm(wildcards):
@@ -191,7 +213,7 @@ def task_variants(name):
 def control_inputs(wildcards):
     """A control table is drawn from the table; the swapped one also reads the domain's kinds."""
     inputs = {
-        "table": f"results/tables/{wildcards.domain}/{wildcards.model}/table.parquet"
+        "table": results(f"tables/{wildcards.domain}/{wildcards.model}/table.parquet")
     }
     if wildcards.control == "swapped":
         inputs["kinds"] = CORPORA[wildcards.domain]["kinds"]
@@ -256,7 +278,7 @@ def finetuning_results(names):
         for name in names
         for variant in task_variants(name)
         for path in expand(
-            "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
+            results("eval/{task}/{model}/{variant}/{setting}/seed{seed}.json"),
             task=name,
             model=MODELS,
             variant=variant,
@@ -285,26 +307,26 @@ def result_outputs():
                 f"tasks: domain {domain!r} is not one of corpora: {sorted(CORPORA)}"
             )
         outputs += expand(
-            "results/tables/{domain}/{model}/table.parquet",
+            results("tables/{domain}/{model}/table.parquet"),
             domain=domain,
             model=MODELS,
         )
     kinds = [registry.kind_of(name, task) for name, task in config["tasks"].items()]
     summaries = list(dict.fromkeys(s for kind in kinds for s in kind.summaries))
     outputs += expand(
-        "results/eval/summary/{summary}.{ext}",
+        results("eval/summary/{summary}.{ext}"),
         summary=summaries,
         ext=["csv", "md", "html"],
     )
     figures = [*dict.fromkeys(f for kind in kinds for f in kind.figures), "frequencies"]
     if task_domains():  # how the task entities were linked; none asked, nothing to say
         figures.append("coverage")
-        outputs += expand("results/eval/report/coverage.{ext}", ext=["csv", "html"])
-    outputs += expand("results/eval/report/{figure}.svg", figure=figures)
+        outputs += expand(results("eval/report/coverage.{ext}"), ext=["csv", "html"])
+    outputs += expand(results("eval/report/{figure}.svg"), figure=figures)
     outputs += kind_results()
-    outputs += expand("results/eval/report/input_quality.{ext}", ext=["csv", "html"])
+    outputs += expand(results("eval/report/input_quality.{ext}"), ext=["csv", "html"])
     if summaries:  # the landing page's numbers; an entity list alone has none
-        outputs.append("results/eval/report/headline.html")
+        outputs.append(results("eval/report/headline.html"))
     return outputs
 
 
@@ -315,13 +337,13 @@ def kind_results():
         path
         for name, task in config["tasks"].items()
         for pattern in registry.kind_of(name, task).results
-        for path in expand(pattern, task=name, model=MODELS)
+        for path in expand(results(pattern), task=name, model=MODELS)
     ]
     return list(dict.fromkeys(paths))
 
 
 def all_outputs():
-    return result_outputs() + ["results/eval/report/stage_times.svg"]
+    return result_outputs() + [results("eval/report/stage_times.svg")]
 
 
 def headline_inputs(wildcards):
@@ -330,12 +352,12 @@ def headline_inputs(wildcards):
     lama = "lama" in config["tasks"]
     return {
         "lama": expand(
-            "results/eval/lama/{model}/{variant}.json",
+            results("eval/lama/{model}/{variant}.json"),
             model=MODELS if lama else [],
             variant=VARIANTS,
         ),
         "sweeps": expand(
-            "results/eval/lama/{model}/norm_sweep.json", model=MODELS if lama else []
+            results("eval/lama/{model}/norm_sweep.json"), model=MODELS if lama else []
         ),
         "finetuning": finetuning_results(registry.finetuned_tasks(config["tasks"])),
     }
@@ -405,17 +427,17 @@ def evaluation_inputs(wildcards, task, files, with_table):
     inputs = dict(files, model=model_input(wildcards))
     if with_table:
         domain = config["tasks"][task]["domain"]
-        inputs["table"] = f"results/tables/{domain}/{wildcards.model}/table.parquet"
+        inputs["table"] = results(f"tables/{domain}/{wildcards.model}/table.parquet")
         train_domain = config["tasks"][task].get("train_domain", domain)
         if train_domain != domain:
-            inputs["train_table"] = (
-                f"results/tables/{train_domain}/{wildcards.model}/table.parquet"
+            inputs["train_table"] = results(
+                f"tables/{train_domain}/{wildcards.model}/table.parquet"
             )
-            inputs["train_task_entities"] = (
-                f"results/task_entities/{train_domain}/task_entities.parquet"
+            inputs["train_task_entities"] = results(
+                f"task_entities/{train_domain}/task_entities.parquet"
             )
-        inputs["task_entities"] = (
-            f"results/task_entities/{domain}/task_entities.parquet"
+        inputs["task_entities"] = results(
+            f"task_entities/{domain}/task_entities.parquet"
         )
     return inputs
 
@@ -428,11 +450,11 @@ def coverage_inputs(wildcards):
     order of COVERAGE_TABLES."""
     return {
         "task_entities": expand(
-            "results/task_entities/{domain}/task_entities.parquet",
+            results("task_entities/{domain}/task_entities.parquet"),
             domain=task_domains(),
         ),
         "tables": [
-            f"results/tables/{domain}/{model}/table.parquet"
+            results(f"tables/{domain}/{model}/table.parquet")
             for domain, model in COVERAGE_TABLES
         ],
     }
@@ -446,9 +468,9 @@ def input_quality_inputs(wildcards):
         for domain in table_domains()
         for path in [
             *corpus_outputs(domain, "counts.json"),
-            f"results/linking/{domain}/counts.json",
-            f"results/task_entities/{domain}/counts.json",
-            f"results/samples/{domain}/counts.json",
+            results(f"linking/{domain}/counts.json"),
+            results(f"task_entities/{domain}/counts.json"),
+            results(f"samples/{domain}/counts.json"),
         ]
     ]
 
@@ -470,7 +492,7 @@ def finetuning_inputs(wildcards):
     files = task_run_files(wildcards.task, wildcards.setting)
     inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=True)
     if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
+        inputs["norm_sweep"] = results(f"eval/lama/{wildcards.model}/norm_sweep.json")
     return variant_table(inputs, wildcards.variant)
 
 

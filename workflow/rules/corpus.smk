@@ -8,11 +8,11 @@ rule corpus_wikipedia:
         dump=corpus_file,
         page_props=corpus_files("page_props"),
     output:
-        documents=directory("results/corpus/{domain}/files/{file}/documents"),
-        pages=directory("results/corpus/{domain}/files/{file}/pages"),
-        counts="results/corpus/{domain}/files/{file}/counts.json",
+        documents=directory(results("corpus/{domain}/files/{file}/documents")),
+        pages=directory(results("corpus/{domain}/files/{file}/pages")),
+        counts=results("corpus/{domain}/files/{file}/counts.json"),
     log:
-        "logs/corpus/{domain}/{file}.log",
+        logs("corpus/{domain}/{file}.log"),
     wildcard_constraints:
         domain=domains_of_kind("wikipedia"),
         file=r"[^/]+",
@@ -30,10 +30,10 @@ rule corpus_s2orc:
     input:
         corpus_file,
     output:
-        documents=directory("results/corpus/{domain}/files/{file}/documents"),
-        counts="results/corpus/{domain}/files/{file}/counts.json",
+        documents=directory(results("corpus/{domain}/files/{file}/documents")),
+        counts=results("corpus/{domain}/files/{file}/counts.json"),
     log:
-        "logs/corpus/{domain}/{file}.log",
+        logs("corpus/{domain}/{file}.log"),
     wildcard_constraints:
         domain=domains_of_kind("s2orc"),
         file=r"[^/]+",

@@ -5,13 +5,13 @@
 
 rule encode_shard:
     input:
-        samples="results/samples/{domain}/sentences",
-        frequencies="results/samples/{domain}/frequencies",
+        samples=results("samples/{domain}/sentences"),
+        frequencies=results("samples/{domain}/frequencies"),
         model=model_input,
     output:
-        "results/tables/{domain}/{model}/shards/{shard}-of-{n_shards}.parquet",
+        results("tables/{domain}/{model}/shards/{shard}-of-{n_shards}.parquet"),
     log:
-        "logs/tables/{domain}/{model}/shard-{shard}-of-{n_shards}.log",
+        logs("tables/{domain}/{model}/shard-{shard}-of-{n_shards}.log"),
     wildcard_constraints:
         shard=r"\d+",
         n_shards=r"\d+",
@@ -35,7 +35,9 @@ rule encode_shard:
             )
         ),
         # Sums of earlier runs, reused for entities whose sampled mentions did not change.
-        cache_dir=lambda wildcards: f"results/tables/{wildcards.domain}/{wildcards.model}/cache",
+        cache_dir=lambda wildcards: results(
+            f"tables/{wildcards.domain}/{wildcards.model}/cache"
+        ),
     script:
         "../scripts/encode_shard.py"
 
@@ -43,16 +45,16 @@ rule encode_shard:
 rule entity_table:
     input:
         shards=expand(
-            "results/tables/{{domain}}/{{model}}/shards/{shard}-of-{n}.parquet",
+            results("tables/{{domain}}/{{model}}/shards/{shard}-of-{n}.parquet"),
             shard=range(config["encoding"]["shards"]),
             n=config["encoding"]["shards"],
         ),
-        ids="results/linking/{domain}/ids",
+        ids=results("linking/{domain}/ids"),
         corpus_counts=domain_corpus("counts.json"),
     output:
-        "results/tables/{domain}/{model}/table.parquet",
+        results("tables/{domain}/{model}/table.parquet"),
     log:
-        "logs/tables/{domain}/{model}/merge.log",
+        logs("tables/{domain}/{model}/merge.log"),
     conda:
         "../../envs/torch.yaml"
     script:

@@ -10,9 +10,9 @@ rule control_table:
     input:
         unpack(control_inputs),
     output:
-        "results/tables/{domain}/{model}/controls/{control}.parquet",
+        results("tables/{domain}/{model}/controls/{control}.parquet"),
     log:
-        "logs/tables/{domain}/{model}/controls/{control}.log",
+        logs("tables/{domain}/{model}/controls/{control}.log"),
     wildcard_constraints:
         control="|".join(CONTROLS),
     conda:
@@ -27,16 +27,16 @@ rule finetuning_summary:
             registry.finetuned_tasks(config["tasks"], wildcards.summary)
         ),
     output:
-        csv="results/eval/summary/{summary}.csv",
-        md="results/eval/summary/{summary}.md",
+        csv=results("eval/summary/{summary}.csv"),
+        md=results("eval/summary/{summary}.md"),
         html=report(
-            "results/eval/summary/{summary}.html",
+            results("eval/summary/{summary}.html"),
             caption="../report/finetuning.rst",
             category="Fine-tuning",
             labels={"page": "{summary}", "kind": "table"},
         ),
     log:
-        "logs/eval/summary/{summary}.log",
+        logs("eval/summary/{summary}.log"),
     wildcard_constraints:
         summary="|".join(registry.finetuning_summaries()),
     localrule: True

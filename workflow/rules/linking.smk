@@ -9,11 +9,11 @@ rule link_wikipedia:
         pages=domain_corpus("pages"),
         corpus_counts=domain_corpus("counts.json"),
     output:
-        aliases=directory("results/linking/{domain}/aliases"),
-        mentions=directory("results/linking/{domain}/mentions"),
-        counts="results/linking/{domain}/counts.json",
+        aliases=directory(results("linking/{domain}/aliases")),
+        mentions=directory(results("linking/{domain}/mentions")),
+        counts=results("linking/{domain}/counts.json"),
     log:
-        "logs/linking/{domain}.log",
+        logs("linking/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(True),
     conda:
@@ -40,13 +40,13 @@ rule link_wikipedia:
 rule link_strings:
     input:
         documents=domain_corpus("documents"),
-        task_entities="results/task_entities/{domain}/task_entities.parquet",
+        task_entities=results("task_entities/{domain}/task_entities.parquet"),
         corpus_counts=domain_corpus("counts.json"),
     output:
-        mentions=directory("results/linking/{domain}/mentions"),
-        counts="results/linking/{domain}/counts.json",
+        mentions=directory(results("linking/{domain}/mentions")),
+        counts=results("linking/{domain}/counts.json"),
     log:
-        "logs/linking/{domain}.log",
+        logs("linking/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
     conda:
@@ -62,12 +62,12 @@ rule link_strings:
 # The ids users hold for each entity (QID, redirect titles, link texts), carried by the tables.
 rule entity_ids:
     input:
-        aliases="results/linking/{domain}/aliases",
+        aliases=results("linking/{domain}/aliases"),
         pages=domain_corpus("pages"),
     output:
-        directory("results/linking/{domain}/ids"),
+        directory(results("linking/{domain}/ids")),
     log:
-        "logs/entity_ids/{domain}.log",
+        logs("entity_ids/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(True),
     conda:

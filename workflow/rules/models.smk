@@ -6,9 +6,9 @@ rule demo_model:
         documents=lookup(dpath="demo_model/documents", within=config),
         shipped=lookup(dpath="demo_model/shipped", within=config, default=[]),
     output:
-        directory("results/models/demo"),
+        directory(results("models/demo")),
     log:
-        "logs/models/demo.log",
+        logs("models/demo.log"),
     conda:
         "../../envs/torch.yaml"
     threads: 2

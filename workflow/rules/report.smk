@@ -7,13 +7,13 @@ rule headline:
         unpack(headline_inputs),
     output:
         report(
-            "results/eval/report/headline.html",
+            results("eval/report/headline.html"),
             caption="../report/headline.rst",
             category="Headline",
             labels={"page": "headline", "kind": "table"},
         ),
     log:
-        "logs/eval/report/headline.log",
+        logs("eval/report/headline.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
@@ -23,16 +23,16 @@ rule headline:
 
 rule finetuning_plot:
     input:
-        "results/eval/summary/{summary}.csv",
+        results("eval/summary/{summary}.csv"),
     output:
         report(
-            "results/eval/report/{summary}.svg",
+            results("eval/report/{summary}.svg"),
             caption="../report/finetuning.rst",
             category="Fine-tuning",
             labels={"page": "{summary}", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/{summary}.log",
+        logs("eval/report/{summary}.log"),
     wildcard_constraints:
         summary="|".join(registry.finetuning_summaries()),
     localrule: True
@@ -46,15 +46,15 @@ rule coverage:
     input:
         unpack(coverage_inputs),
     output:
-        csv="results/eval/report/coverage.csv",
+        csv=results("eval/report/coverage.csv"),
         html=report(
-            "results/eval/report/coverage.html",
+            results("eval/report/coverage.html"),
             caption="../report/coverage.rst",
             category="Linking",
             labels={"page": "linking coverage", "kind": "table"},
         ),
     log:
-        "logs/eval/report/coverage.log",
+        logs("eval/report/coverage.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
@@ -67,16 +67,16 @@ rule coverage:
 
 rule coverage_plot:
     input:
-        "results/eval/report/coverage.csv",
+        results("eval/report/coverage.csv"),
     output:
         report(
-            "results/eval/report/coverage.svg",
+            results("eval/report/coverage.svg"),
             caption="../report/coverage.rst",
             category="Linking",
             labels={"page": "linking coverage", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/coverage_plot.log",
+        logs("eval/report/coverage_plot.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
@@ -86,16 +86,16 @@ rule coverage_plot:
 
 rule frequency_plot:
     input:
-        expand("results/samples/{domain}/frequencies", domain=table_domains()),
+        expand(results("samples/{domain}/frequencies"), domain=table_domains()),
     output:
         report(
-            "results/eval/report/frequencies.svg",
+            results("eval/report/frequencies.svg"),
             caption="../report/frequencies.rst",
             category="Linking",
             labels={"page": "entity frequencies", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/frequencies.log",
+        logs("eval/report/frequencies.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
@@ -109,15 +109,15 @@ rule input_quality:
     input:
         input_quality_inputs,
     output:
-        csv="results/eval/report/input_quality.csv",
+        csv=results("eval/report/input_quality.csv"),
         html=report(
-            "results/eval/report/input_quality.html",
+            results("eval/report/input_quality.html"),
             caption="../report/input_quality.rst",
             category="Input quality",
             labels={"page": "input quality", "kind": "table"},
         ),
     log:
-        "logs/eval/report/input_quality.log",
+        logs("eval/report/input_quality.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
@@ -130,18 +130,18 @@ rule stage_times_plot:
         result_outputs(),
     output:
         report(
-            "results/eval/report/stage_times.svg",
+            results("eval/report/stage_times.svg"),
             caption="../report/stage_times.rst",
             category="Run",
             labels={"page": "stage times", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/stage_times.log",
+        logs("eval/report/stage_times.log"),
     localrule: True
     conda:
         "../../envs/torch.yaml"
     params:
-        logs="logs",
+        logs=LOGS,
         metadata=".snakemake/metadata",  # Snakemake's record of each job's start and end
     script:
         "../scripts/stage_times_plot.py"

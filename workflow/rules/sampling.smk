@@ -3,14 +3,14 @@
 
 rule sample_mentions:
     input:
-        mentions="results/linking/{domain}/mentions",
-        task_entities="results/task_entities/{domain}/task_entities.parquet",
+        mentions=results("linking/{domain}/mentions"),
+        task_entities=results("task_entities/{domain}/task_entities.parquet"),
     output:
-        samples=directory("results/samples/{domain}/sentences"),
-        frequencies=directory("results/samples/{domain}/frequencies"),
-        counts="results/samples/{domain}/counts.json",
+        samples=directory(results("samples/{domain}/sentences")),
+        frequencies=directory(results("samples/{domain}/frequencies")),
+        counts=results("samples/{domain}/counts.json"),
     log:
-        "logs/samples/{domain}/sample.log",
+        logs("samples/{domain}/sample.log"),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)

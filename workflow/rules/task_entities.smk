@@ -5,14 +5,14 @@
 
 rule task_entities:
     input:
-        aliases="results/linking/{domain}/aliases",
+        aliases=results("linking/{domain}/aliases"),
         pages=domain_corpus("pages"),
         tasks=task_files,
     output:
-        entities="results/task_entities/{domain}/task_entities.parquet",
-        counts="results/task_entities/{domain}/counts.json",
+        entities=results("task_entities/{domain}/task_entities.parquet"),
+        counts=results("task_entities/{domain}/counts.json"),
     log:
-        "logs/task_entities/{domain}.log",
+        logs("task_entities/{domain}.log"),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -27,10 +27,10 @@ rule task_entities_by_name:
     input:
         tasks=task_files,
     output:
-        entities="results/task_entities/{domain}/task_entities.parquet",
-        counts="results/task_entities/{domain}/counts.json",
+        entities=results("task_entities/{domain}/task_entities.parquet"),
+        counts=results("task_entities/{domain}/counts.json"),
     log:
-        "logs/task_entities/{domain}.log",
+        logs("task_entities/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
     localrule: True
@@ -44,11 +44,11 @@ rule task_entities_by_name:
 
 rule entity_ids_by_name:
     input:
-        "results/task_entities/{domain}/task_entities.parquet",
+        results("task_entities/{domain}/task_entities.parquet"),
     output:
-        directory("results/linking/{domain}/ids"),
+        directory(results("linking/{domain}/ids")),
     log:
-        "logs/entity_ids/{domain}.log",
+        logs("entity_ids/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
     localrule: True

@@ -192,7 +192,7 @@ def stage_times(
     removes a job's log before it reruns the job. The stage is the log's first folder (``corpus``,
     ``linking`` ...), with the second for ``eval`` (``eval/lama``, ``eval/fewrel`` ...).
     """
-    recorded = _snakemake_job_seconds(logs_dir, metadata_dir) if metadata_dir is not None else {}
+    recorded = _snakemake_job_seconds(metadata_dir) if metadata_dir is not None else {}
     times: dict[str, tuple[float, int]] = {}
     for root, _, files in os.walk(logs_dir):
         for name in sorted(files):
@@ -212,10 +212,11 @@ def stage_times(
     return times
 
 
-def _snakemake_job_seconds(logs_dir: str | os.PathLike[str], metadata_dir: str | os.PathLike[str]) -> dict[str, float]:
+def _snakemake_job_seconds(metadata_dir: str | os.PathLike[str]) -> dict[str, float]:
     """Seconds of each job Snakemake recorded, keyed by its log's real path. The records' log paths
-    are relative to the workflow's directory, the one holding ``logs_dir``."""
-    workdir = os.path.dirname(os.path.realpath(logs_dir))
+    are relative to the workflow's directory, the one holding ``.snakemake/metadata``: a named run's
+    logs are deeper in it (``runs/<run>/logs``), so the logs' folder cannot say where it is."""
+    workdir = os.path.dirname(os.path.dirname(os.path.realpath(metadata_dir)))
     seconds: dict[str, float] = {}
     if not os.path.isdir(metadata_dir):
         return seconds

@@ -284,6 +284,19 @@ def test_stage_times_from_pelt_and_spark_log_lines(tmp_path: Path):
     assert "minutes, summed over the stage's jobs" in texts
 
 
+def test_stage_times_of_a_named_run_take_snakemakes_records(tmp_path: Path):
+    """A named run's logs are under runs/<run>/logs/; Snakemake's records name them from the
+    workflow's folder, the one holding .snakemake/, not the one holding the logs."""
+    logs = tmp_path / "runs" / "mine" / "logs"
+    (logs / "linking").mkdir(parents=True)
+    (logs / "linking" / "wiki.log").write_text("2026-11-24 00:49:13,500 INFO pelt: done\n")
+    metadata = tmp_path / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True)
+    job = {"log": ["runs/mine/logs/linking/wiki.log"], "starttime": 100.0, "endtime": 160.0}
+    (metadata / "a").write_text(json.dumps(job))
+    assert stage_times(logs, metadata) == {"linking": (pytest.approx(60.0), 1)}
+
+
 def _fewrel(tmp_path: Path, variant: str, seed: int, accuracy: float) -> Path:
     path = tmp_path / f"fewrel-{variant}-{seed}.json"
     record = {"task": "fewrel", "dataset": "fewrel1", "model": "/m/roberta-base", "variant": variant}

@@ -7,9 +7,9 @@ rule fewrel:
     input:
         unpack(finetuning_inputs),
     output:
-        "results/eval/{task}/{model}/{variant}/{setting}/seed{seed}.json",
+        results("eval/{task}/{model}/{variant}/{setting}/seed{seed}.json"),
     log:
-        "logs/eval/{task}/{model}/{variant}/{setting}/seed{seed}.log",
+        logs("eval/{task}/{model}/{variant}/{setting}/seed{seed}.log"),
     wildcard_constraints:
         task=kind_tasks("fewrel"),
         variant="|".join(VARIANTS + CONTROLS),

@@ -9,12 +9,12 @@ include: "lama_common.smk"
 rule lama:
     input:
         unpack(lama_inputs),
-        uhn="results/eval/lama/uhn.json",
+        uhn=results("eval/lama/uhn.json"),
     output:
-        result="results/eval/lama/{model}/{variant}.json",
-        predictions="results/eval/lama/{model}/{variant}.predictions.jsonl",
+        result=results("eval/lama/{model}/{variant}.json"),
+        predictions=results("eval/lama/{model}/{variant}.predictions.jsonl"),
     log:
-        "logs/eval/lama/{model}/{variant}.log",
+        logs("eval/lama/{model}/{variant}.log"),
     wildcard_constraints:
         variant="|".join(VARIANTS + CONTROLS),
     conda:
@@ -35,9 +35,9 @@ rule lama_uhn:
         facts=lambda wildcards: task_run_files("lama")["facts"],
         model=uhn_model_input,
     output:
-        "results/eval/lama/uhn.json",
+        results("eval/lama/uhn.json"),
     log:
-        "logs/eval/lama/uhn.log",
+        logs("eval/lama/uhn.log"),
     conda:
         "../../../envs/torch.yaml"
     threads: 2
@@ -53,21 +53,21 @@ rule lama_uhn:
 rule lama_summary:
     input:
         expand(
-            "results/eval/lama/{model}/{variant}.json",
+            results("eval/lama/{model}/{variant}.json"),
             model=MODELS,
             variant=task_variants("lama"),
         ),
     output:
-        csv="results/eval/summary/lama.csv",
-        md="results/eval/summary/lama.md",
+        csv=results("eval/summary/lama.csv"),
+        md=results("eval/summary/lama.md"),
         html=report(
-            "results/eval/summary/lama.html",
+            results("eval/summary/lama.html"),
             caption="../../report/lama.rst",
             category="LAMA",
             labels={"page": "LAMA", "kind": "table"},
         ),
     log:
-        "logs/eval/summary/lama.log",
+        logs("eval/summary/lama.log"),
     localrule: True
     conda:
         "../../../envs/torch.yaml"
@@ -79,9 +79,9 @@ rule lama_norm_sweep:
     input:
         unpack(lama_inputs),
     output:
-        "results/eval/lama/{model}/norm_sweep.json",
+        results("eval/lama/{model}/norm_sweep.json"),
     log:
-        "logs/eval/lama/{model}/norm_sweep.log",
+        logs("eval/lama/{model}/norm_sweep.log"),
     conda:
         "../../../envs/torch.yaml"
     threads: 2
@@ -97,18 +97,18 @@ rule lama_norm_sweep:
 
 rule norm_sweep_summary:
     input:
-        expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
+        expand(results("eval/lama/{model}/norm_sweep.json"), model=MODELS),
     output:
-        csv="results/eval/summary/norm_sweep.csv",
-        md="results/eval/summary/norm_sweep.md",
+        csv=results("eval/summary/norm_sweep.csv"),
+        md=results("eval/summary/norm_sweep.md"),
         html=report(
-            "results/eval/summary/norm_sweep.html",
+            results("eval/summary/norm_sweep.html"),
             caption="../../report/norm_sweep.rst",
             category="LAMA",
             labels={"page": "LAMA norm sweep", "kind": "table"},
         ),
     log:
-        "logs/eval/summary/norm_sweep.log",
+        logs("eval/summary/norm_sweep.log"),
     localrule: True
     conda:
         "../../../envs/torch.yaml"
@@ -119,19 +119,19 @@ rule norm_sweep_summary:
 rule lama_bucket_plot:
     input:
         expand(
-            "results/eval/lama/{model}/{variant}.json",
+            results("eval/lama/{model}/{variant}.json"),
             model=MODELS,
             variant=task_variants("lama"),
         ),
     output:
         report(
-            "results/eval/report/lama_buckets.svg",
+            results("eval/report/lama_buckets.svg"),
             caption="../../report/lama_buckets.rst",
             category="LAMA",
             labels={"page": "LAMA by subject frequency", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/lama_buckets.log",
+        logs("eval/report/lama_buckets.log"),
     localrule: True
     conda:
         "../../../envs/torch.yaml"
@@ -141,16 +141,16 @@ rule lama_bucket_plot:
 
 rule norm_sweep_plot:
     input:
-        expand("results/eval/lama/{model}/norm_sweep.json", model=MODELS),
+        expand(results("eval/lama/{model}/norm_sweep.json"), model=MODELS),
     output:
         report(
-            "results/eval/report/norm_sweep.svg",
+            results("eval/report/norm_sweep.svg"),
             caption="../../report/norm_sweep.rst",
             category="LAMA",
             labels={"page": "LAMA norm sweep", "kind": "figure"},
         ),
     log:
-        "logs/eval/report/norm_sweep.log",
+        logs("eval/report/norm_sweep.log"),
     localrule: True
     conda:
         "../../../envs/torch.yaml"

@@ -12,7 +12,7 @@ def lama_inputs(wildcards):
     )
     variant = wildcards.get("variant")
     if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = f"results/eval/lama/{wildcards.model}/norm_sweep.json"
+        inputs["norm_sweep"] = results(f"eval/lama/{wildcards.model}/norm_sweep.json")
     return variant_table(inputs, variant)
 
 
@@ -24,10 +24,10 @@ def lama_options(wildcards):
 def uhn_person_model():
     """What from_pretrained gets for LAMA-UHN's person-name filter (None: string filter only)."""
     name = lookup(dpath="tasks/lama/uhn/person_model", within=config, default=None)
-    return "results/models/demo" if name == "demo" else name
+    return results("models/demo") if name == "demo" else name
 
 
 def uhn_model_input(wildcards):
     return (
-        ["results/models/demo"] if uhn_person_model() == "results/models/demo" else []
+        [results("models/demo")] if uhn_person_model() == results("models/demo") else []
     )
