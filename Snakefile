@@ -24,7 +24,6 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/models.smk"
-include: "workflow/rules/corpus.smk"
 include: "workflow/rules/linking.smk"
 include: "workflow/rules/task_entities.smk"
 include: "workflow/rules/sampling.smk"
@@ -32,8 +31,9 @@ include: "workflow/rules/encoding.smk"
 include: "workflow/rules/evaluation.smk"
 
 
-# Each task kind's own rules (pelt.registry.TaskKind.rules): the built-in kinds' and those of the
-# packages the config's `task_kinds` names. No other rules file names a kind.
+# Each corpus kind's own rules (pelt.registry.CorpusKind.rules: its corpus job, and with pages its
+# linker), then each task kind's (pelt.registry.TaskKind.rules: the built-in kinds' and those of the
+# packages the config's `task_kinds` names). No other rules file names a kind.
 for rules in kind_rules():
 
     include: rules

@@ -59,10 +59,13 @@ def yaml_problem(path: str | os.PathLike[str]) -> str | None:
 def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> dict:
     """The config's JSON schema: the workflow's (``path``) with each registered task kind's block
     (:attr:`pelt.registry.TaskKind.schema`, relative to ``root``, the workflow's folder) under
-    ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none."""
-    from pelt.registry import KINDS
+    ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none;
+    and the registered corpus kinds as the values a corpus's ``kind`` takes, so that a corpus kind
+    is one registry entry, not also a schema edit."""
+    from pelt.registry import CORPUS_KINDS, KINDS
 
     schema = _load_yaml(path)
+    schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] = list(CORPUS_KINDS)
     tasks = schema["properties"]["tasks"]
     for kind in KINDS.values():
         if kind.schema is not None:

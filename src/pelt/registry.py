@@ -7,8 +7,10 @@ under another key. Each kind names the config keys that hold its data files (who
 table needs, and the reader that finds them), those that span its grid of runs, its
 hyper-parameters (passed by name to its runner), the runner itself and its settings, how a run's
 setting reads, the benchmarks under which the paper's numbers stand beside its results, and its
-part of the workflow: its rules file and its schema block. The shared Snakemake rules only map
-config to paths and ask this module the rest, so that the protocol is unit-tested, not only dry-run.
+part of the workflow: its rules file and its schema block. A corpus kind (:class:`CorpusKind`,
+a ``corpora:`` entry's) likewise names its rules file and whether it has pages. The shared Snakemake
+rules only map config to paths and ask this module the rest, so that the protocol is unit-tested,
+not only dry-run.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
 """
@@ -179,16 +181,27 @@ def import_kinds(modules: list[str]) -> None:
 
 @dataclass(frozen=True)
 class CorpusKind:
-    """A ``corpora:`` entry's kind. Its own rule parses its files (``corpus_<name>``); what follows
-    depends only on whether it has pages: a corpus with pages (titles, redirects, anchors) is linked
-    by its anchors and the paper's heuristic, and a task's entity resolves through its pages; a
-    corpus without is linked by matching the task entities' names, each name its own entity."""
+    """A ``corpora:`` entry's kind. Its rules file (a path like :attr:`TaskKind.rules`, which the
+    Snakefile includes) holds its corpus job, ``corpus_<name>``, one job per corpus file writing
+    ``documents`` and ``counts.json`` (and, with pages, ``pages``) under ``corpus/{domain}/files/{file}/``
+    (restricted to the domains of its kind: ``domains_of_kind``). What follows depends only on whether
+    it has pages: a corpus with pages (titles, redirects, anchors) is linked by its own linker, also in
+    its rules file (``linking/{domain}/``: ``aliases``, ``mentions``, ``counts.json``), and a task's
+    entity resolves through its pages; a corpus without is linked by the shared string linker, which
+    matches the task entities' names, each name its own entity."""
 
     name: str
     has_pages: bool
+    rules: str
 
 
-CORPUS_KINDS = {kind.name: kind for kind in (CorpusKind("wikipedia", True), CorpusKind("s2orc", False))}
+CORPUS_KINDS = {
+    kind.name: kind
+    for kind in (
+        CorpusKind("wikipedia", has_pages=True, rules="workflow/rules/corpora/wikipedia.smk"),
+        CorpusKind("s2orc", has_pages=False, rules="workflow/rules/corpora/s2orc.smk"),
+    )
+}
 
 
 def domains_with_pages(corpora: Mapping[str, Mapping], has_pages: bool) -> list[str]:

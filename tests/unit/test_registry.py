@@ -277,14 +277,43 @@ def test_settings_parse_flat_options_and_refuse_unknown_keys():
     assert settings.as_record(wiki)["lr"] == 3e-5 and "optimizer" not in settings.as_record(wiki)
 
 
-def test_corpus_kinds_decide_linker_and_resolver_by_their_pages():
+def test_corpus_kinds_decide_linker_and_resolver_by_their_pages(monkeypatch):
+    # the schema's corpus kinds are the registry's: a new one is an entry, not also a schema edit
+    toy = registry.CorpusKind("toy", has_pages=False, rules="toy.smk")
+    monkeypatch.setitem(registry.CORPUS_KINDS, "toy", toy)
     schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
-    assert schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] == list(
-        registry.CORPUS_KINDS
-    )
+    assert schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] == [
+        "wikipedia",
+        "s2orc",
+        "toy",
+    ]
     corpora = {"wiki": {"kind": "wikipedia"}, "bio": {"kind": "s2orc"}, "pubmed": {"kind": "s2orc"}}
     assert registry.domains_with_pages(corpora, True) == ["wiki"]
     assert registry.domains_with_pages(corpora, False) == ["bio", "pubmed"]
+
+
+RULE = re.compile(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", re.M)
+
+
+@pytest.mark.parametrize("kind", list(registry.CORPUS_KINDS.values()), ids=lambda kind: kind.name)
+def test_each_corpus_kinds_rules_file_defines_its_corpus_job_and_with_pages_its_linker(kind):
+    """Issue 27: a corpus kind's jobs come from its rules file (the Snakefile includes it from the
+    registry), each for the domains of its kind and with its log: its corpus job and, with pages, its
+    linker; a kind without pages has no linker of its own (the shared string linker links it)."""
+    rules = dict(RULE.findall((REPO / kind.rules).read_text()))
+    assert f"corpus_{kind.name}" in rules, sorted(rules)
+    for name, body in rules.items():
+        assert f'domain=domains_of_kind("{kind.name}")' in body and "\n    log:\n" in body, name
+    linkers = [name for name, body in rules.items() if 'aliases=directory(results("linking/{domain}/aliases"))' in body]
+    assert len(linkers) == kind.has_pages, linkers
+
+
+def test_the_shared_rules_name_no_corpus_kind():
+    """The shared rules files ask the registry (``domains_with_pages``) and define no kind's job."""
+    for path in [REPO / "Snakefile", *(REPO / "workflow" / "rules").glob("*.smk")]:
+        text = path.read_text()
+        for kind in registry.CORPUS_KINDS:
+            assert f'"{kind}"' not in text and f"rule corpus_{kind}:" not in text, (path.name, kind)
 
 
 @pytest.mark.parametrize("relative", ["../x", "LAMA/../../x", "/etc/x", "..", ".", "", "a/.."])

@@ -68,7 +68,8 @@ NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
 
 
 def domains_of_kind(kind):
-    """Wildcard constraint of a corpus kind's own rule: the domains whose corpus is of this kind."""
+    """Wildcard constraint of a corpus kind's own rules (its corpus job, its linker): the domains
+    whose corpus is of this kind."""
     names = [name for name, corpus in CORPORA.items() if corpus["kind"] == kind]
     return "|".join(names) if names else NEVER
 
@@ -243,10 +244,13 @@ def kind_settings(kind):
 
 
 def kind_rules():
-    """The rules files of the registered task kinds (pelt.registry.KINDS), as the Snakefile includes them."""
+    """The rules files of the registered corpus and task kinds (pelt.registry.CORPUS_KINDS and KINDS),
+    as the Snakefile includes them: the kinds' own jobs, which no other rules file names.
+    """
+    kinds = [*registry.CORPUS_KINDS.values(), *registry.KINDS.values()]
     return [
         os.path.join(workflow.basedir, kind.rules)
-        for kind in registry.KINDS.values()
+        for kind in kinds
         if kind.rules is not None
     ]
 

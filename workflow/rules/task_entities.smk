@@ -1,6 +1,6 @@
-# Task entities: the entities the configured tasks name, resolved to the corpus's ids (Wikipedia:
-# through its pages and linked aliases; a corpus without pages: each name is its own id, for
-# string linking). Sampling keeps these entities' mentions.
+# Task entities: the entities the configured tasks name, resolved to the corpus's ids, by whether
+# its kind has pages (pelt.registry.CorpusKind): through its pages and linked aliases, or each name
+# its own id, for string linking. Sampling keeps these entities' mentions.
 
 
 rule task_entities:
@@ -13,6 +13,8 @@ rule task_entities:
         counts=results("task_entities/{domain}/counts.json"),
     log:
         logs("task_entities/{domain}.log"),
+    wildcard_constraints:
+        domain=domains_with_pages(True),
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
