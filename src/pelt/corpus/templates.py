@@ -196,6 +196,90 @@ def _ipac(pos: list[str], named: dict[str, str]) -> str:
     return f"/{''.join(sounds).replace('_', ' ')}/" if sounds else ""  # "_" is a space between words
 
 
+# French and German templates that print words of the sentence (issue 30 item 5), met on real pages.
+_MOIS = "janvier février mars avril mai juin juillet août septembre octobre novembre décembre".split()
+
+
+def _mois(month: str) -> int | None:
+    """A French month's number, from its name or its number; None when it is neither."""
+    if month.isdecimal():
+        return int(month) if 1 <= int(month) <= 12 else None
+    return _MOIS.index(month.lower()) + 1 if month.lower() in _MOIS else None
+
+
+def _date_fr(day: str = "", month: str = "", year: str = "") -> str:
+    """``11|novembre|1866`` -> ``11 novembre 1866``: a month's number becomes its name and day 1 the
+    ``1er`` French writes (``1er mai 1900``), as the French date templates show them; empty parts are
+    left out (``|mars|1900`` -> ``mars 1900``)."""
+    if month.isdecimal() and _mois(month):
+        month = _MOIS[int(month) - 1]
+    if day.isdecimal():
+        day = "1er" if int(day) == 1 else str(int(day))
+    return " ".join(part for part in (day, month, year) if part)
+
+
+def _date_de_naissance(pos: list[str], named: dict[str, str]) -> str:
+    """``{{Date de naissance|11|novembre|1866}}`` -> ``11 novembre 1866``; the age (``âge=oui``) is left
+    out, as English ages of the living are: it changes with the day of reading."""
+    return _date_fr(*pos[:3])
+
+
+def _date_de_deces(pos: list[str], named: dict[str, str]) -> str:
+    """``{{Date de décès|13|novembre|1936|11|novembre|1866}}`` -> ``13 novembre 1936 (à 70 ans)``:
+    with the birth date, the template shows the age at death, which never changes."""
+    text = _date_fr(*pos[:3])
+    if len(pos) < 6 or not all(part.isdecimal() for part in pos[0:6:3] + pos[2:6:3]):
+        return text
+    died, born = (int(pos[2]), _mois(pos[1]), int(pos[0])), (int(pos[5]), _mois(pos[4]), int(pos[3]))
+    if died[1] is None or born[1] is None:
+        return text
+    return f"{text} (à {died[0] - born[0] - (died[1:] < born[1:])} ans)"
+
+
+def _date_either(pos: list[str], named: dict[str, str]) -> str:
+    """``{{date}}`` is English's (``{{date|2006-01-15}}``, ``{{date|2006-01-15|mdy}}``) with up to two
+    arguments and French's (``{{date|11|novembre|1866}}``) with three or more: one table serves every
+    language, and the arguments tell the two apart."""
+    return _date_fr(*pos[:3]) if len(pos) >= 3 else _date_dmy(pos, named)
+
+
+def _siecle(after: str) -> _Render:
+    """``{{s|XIX}}`` -> ``XIXe``, ``{{s-|XIX}}`` -> ``XIXe siècle``, ``{{-s-|V}}`` -> ``Ve siècle av. J.-C.``;
+    a second argument is the ordinal's ending (``{{s-|I|er}}``), ``er`` after ``I`` by default."""
+
+    def siecle(pos: list[str], named: dict[str, str]) -> str:
+        if not pos or not pos[0]:
+            return ""
+        ending = pos[1] if len(pos) > 1 and pos[1] else ("er" if pos[0].upper() == "I" else "e")
+        return f"{pos[0]}{ending}{after}"
+
+    return siecle
+
+
+def _exponent_or_e(pos: list[str], named: dict[str, str]) -> str:
+    """French ``{{e}}`` (``XIX{{e}}``: a superscript ``e``) has no argument; English ``{{e|5}}`` is ``×10^5``."""
+    return f"×10^{pos[0]}" if pos else "e"
+
+
+# French templates named by what they show, one pattern a family rather than a name a number: centuries
+# and millennia ({{XIXe siècle}}, {{-Ier siècle}}: before Christ) and ordinals ({{1er}}, {{1re}}, {{3e}},
+# {{2nd}}; an argument follows them: {{3e|édition}} -> "3e édition"). Both match in one pass over the name.
+_CENTURY = re.compile(r"(-?)([ivxlc]+)(er|e) (siècle|millénaire)")
+_ORDINAL = re.compile(r"\d+(?:er|re|ers|res|e|es|nd|nde|nds|ndes)|er|re|ers|res")
+
+
+def _named_by_pattern(name: str) -> _Render | None:
+    """The renderer of a French century or ordinal template, None for any other name."""
+    century = _CENTURY.fullmatch(name)
+    if century is not None:
+        sign, numeral, ending, word = century.groups()
+        shown = f"{numeral.upper()}{ending} {word}" + (" av. J.-C." if sign else "")
+        return _constant(shown)
+    if _ORDINAL.fullmatch(name):
+        return lambda pos, named: f"{name} {pos[0]}" if pos and pos[0] else name
+    return None
+
+
 _SHIP_PREFIXES = ("HMS", "USS", "SS", "RMS", "HMAS", "HMCS", "HMNZS", "MV", "USNS", "USCGC", "SMS", "HMY", "INS")
 
 # Templates whose visible text is kept (every other template is removed with its content), and how
@@ -257,7 +341,18 @@ INLINE_TEMPLATES: dict[str, _Render] = {
     "formatdate": _date,
     "start date": _date,
     "end date": _date,
-    "date": _date_dmy,
+    "date": _date_either,  # English {{date|2006-01-15}}, French {{date|11|novembre|1866}}
+    # French: dates, centuries ({{s-|XIX}}), the superscript of ordinals (XIX{{e}})
+    "date-": _date_either,
+    "date de naissance": _date_de_naissance,
+    "date de décès": _date_de_deces,
+    "s": _siecle(""),
+    "s-": _siecle(" siècle"),
+    "-s": _siecle(" av. J.-C."),
+    "-s-": _siecle(" siècle av. J.-C."),
+    "e": _exponent_or_e,
+    # German quotations: the quoted text ({{Zitat|Text|Autor}}, {{Zitat-en|text|Übersetzung=...}})
+    "zitat": _pick(0, "text"),
     # links made by templates
     "ill": _interlanguage_link,
     "interlanguage link": _interlanguage_link,
@@ -284,7 +379,7 @@ INLINE_TEMPLATES: dict[str, _Render] = {
     "eqm": _constant("⇌"),  # chemical equilibrium
 }
 # Families named by a prefix: {{lang-fr|texte}} -> texte, {{IPA-de|ˈhaʊs}} -> ˈhaʊs.
-PREFIXED_TEMPLATES: dict[str, _Render] = {"lang-": _pick(0), "ipa-": _pick(0)}
+PREFIXED_TEMPLATES: dict[str, _Render] = {"lang-": _pick(0), "ipa-": _pick(0), "zitat-": _pick(0, "text")}
 
 
 def _inline_template(inner: str) -> str:
@@ -300,6 +395,8 @@ def _inline_template(inner: str) -> str:
     render = INLINE_TEMPLATES.get(name)
     if render is None and "-" in name:
         render = PREFIXED_TEMPLATES.get(name[: name.index("-") + 1])
+    if render is None:
+        render = _named_by_pattern(name)
     if render is None:
         return ""
     return render(*_arguments((args or _split_top_level(inner))[1:]))

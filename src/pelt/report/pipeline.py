@@ -110,28 +110,66 @@ SKIP_COUNTS = re.compile(
     r"|wanted_without_mentions"
     r"|files_multistream_without_index"
 )
-INPUT_QUALITY_COLUMNS = ("domain", "stage", "source", "count", "value", "skip")
+INPUT_QUALITY_COLUMNS = ("domain", "stage", "source", "count", "value", "skip", "language")
 
 
 def input_quality_rows(counts_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
     """One row per count of each stage's counts file (pelt.logs.write_counts), zeros included, in
-    the order of the files and of the counts in each; ``skip`` is 1 for counts of skipped input."""
-    rows = []
+    the order of the files and of the counts in each; ``skip`` is 1 for counts of skipped input,
+    ``language`` the language of the domain's corpus ("" where no corpus job recorded one)."""
+    records = []
     for path in counts_jsons:
         with open(path, encoding="utf-8") as fh:
-            record = json.load(fh)
-        for name, value in record["counts"].items():
-            rows.append(
-                {
-                    "domain": record["domain"],
-                    "stage": record["stage"],
-                    "source": record["source"] or "",
-                    "count": name,
-                    "value": value,
-                    "skip": int(SKIP_COUNTS.fullmatch(name) is not None),
-                }
-            )
-    return rows
+            records.append(json.load(fh))
+    languages = _domain_languages(records)
+    return [
+        {
+            "domain": record["domain"],
+            "stage": record["stage"],
+            "source": record["source"] or "",
+            "count": name,
+            "value": value,
+            "skip": int(SKIP_COUNTS.fullmatch(name) is not None),
+            "language": languages.get(record["domain"], ""),
+        }
+        for record in records
+        for name, value in record["counts"].items()
+    ]
+
+
+def _domain_languages(records: Sequence[Mapping]) -> dict[str, str]:
+    """The language of each domain's corpus, as its corpus jobs recorded it (``details.site.language``):
+    the later stages' counts carry none, but count the text of that one corpus. A domain whose files
+    disagree (which the linking stage refuses) shows them all, joined by commas."""
+    found: dict[str, set[str]] = {}
+    for record in records:
+        language = record.get("details", {}).get("site", {}).get("language")
+        if language:
+            found.setdefault(record["domain"], set()).add(language)
+    return {domain: ",".join(sorted(languages)) for domain, languages in found.items()}
+
+
+def language_totals(rows: Sequence[Mapping]) -> list[dict]:
+    """The input-quality counts summed per language, stage and count (in first-seen order): with corpora
+    of several languages, what German pages lost is read apart from what English ones did."""
+    totals: dict[tuple[str, str, str], dict] = {}
+    for row in rows:
+        key = (row["language"], row["stage"], row["count"])
+        total = totals.setdefault(key, {**{k: row[k] for k in ("language", "stage", "count", "skip")}, "value": 0})
+        total["value"] += row["value"]
+    return list(totals.values())
+
+
+def _quality_table(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
+    """An HTML table of input-quality rows, a skip that happened highlighted."""
+    cells = "".join(
+        ('<tr class="skipped">' if row["skip"] and row["value"] else "<tr>")
+        + "".join(f"<td>{escape(str(row[column]))}</td>" for column in columns)
+        + "</tr>\n"
+        for row in rows
+    )
+    header = "".join(f"<th>{column}</th>" for column in columns)
+    return f"<table>\n<tr>{header}</tr>\n{cells}</table>\n"
 
 
 def write_input_quality(
@@ -142,6 +180,9 @@ def write_input_quality(
 
     The stages already log these numbers; the table puts them where the results are read, so a
     truncated dump file or a task whose entities the corpus lacks is seen without opening job logs.
+    Each row names its corpus's language; with corpora of several languages the page first sums
+    each count per language (:func:`language_totals`), so one language's losses are not hidden
+    among another's.
     """
     rows = input_quality_rows(counts_jsons)
     with open(out_csv, "w", newline="", encoding="utf-8") as fh:
@@ -149,13 +190,13 @@ def write_input_quality(
         writer.writeheader()
         writer.writerows(rows)
     flagged = [row for row in rows if row["skip"] and row["value"]]
-    cells = "".join(
-        ('<tr class="skipped">' if row["skip"] and row["value"] else "<tr>")
-        + "".join(f"<td>{escape(str(row[column]))}</td>" for column in INPUT_QUALITY_COLUMNS)
-        + "</tr>\n"
-        for row in rows
-    )
-    header = "".join(f"<th>{column}</th>" for column in INPUT_QUALITY_COLUMNS)
+    per_language = ""
+    if len({row["language"] for row in rows} - {""}) > 1:
+        totals = language_totals(rows)
+        per_language = "<h2>Per language</h2>\n" + _quality_table(
+            totals, ("language", "stage", "count", "value", "skip")
+        )
+        per_language += "<h2>Per file</h2>\n"
     with open(out_html, "w", encoding="utf-8") as fh:
         fh.write(
             '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Input quality</title><style>'
@@ -164,7 +205,7 @@ def write_input_quality(
             "tr.skipped{background:#f8d0c0;font-weight:bold}</style></head><body>\n"
             f"<p>{len(flagged)} of {sum(row['skip'] for row in rows)} skip counts are not zero"
             " (highlighted); skip = 1 marks input that a stage dropped or repaired.</p>\n"
-            f"<table>\n<tr>{header}</tr>\n{cells}</table>\n</body></html>\n"
+            f"{per_language}{_quality_table(rows, INPUT_QUALITY_COLUMNS)}</body></html>\n"
         )
     for row in flagged:
         where = " ".join(filter(None, (row["domain"], row["stage"], row["source"])))

@@ -73,6 +73,9 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "template opener and spaces": lambda n: "{{" + " " * n,
     "nested interlanguage links": lambda n: "{{ill|" * n + "x" + "}}" * n,
     "nested ship templates": lambda n: "{{HMS|" * n + "x" + "}}" * n,
+    # French templates named by a pattern (issue 30 item 5): the name is matched once
+    "nested French ordinals": lambda n: "{{3e|" * n + "x" + "}}" * n,
+    "long French century names": lambda n: "{{" + "X" * n + "e siècle}}{{" + "1" * n + "e}}",
     "unclosed external links": lambda n: "[http://x " * n,
     "URLs in a URL": lambda n: "[http://x" * n,
     "br and spaces": lambda n: "<br" + " " * n,

@@ -29,7 +29,7 @@ from pelt.report.figures import (
 )
 from pelt.report.finetuning_summary import write_wiki80_summary
 from pelt.report.headline import write_headline
-from pelt.report.pipeline import stage_times, write_coverage, write_input_quality
+from pelt.report.pipeline import language_totals, stage_times, write_coverage, write_input_quality
 from pelt.table import write_table
 from pelt.task_entities import TASK_ENTITIES_SCHEMA
 
@@ -230,7 +230,15 @@ def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_p
     assert [(r["stage"], r["source"], r["count"], r["value"], r["skip"]) for r in rows] == expected
     assert {r["domain"] for r in rows} == {"wiki"}
     assert list(csv.DictReader((tmp_path / "q.csv").open())) == [
-        {"domain": "wiki", "stage": stage, "source": source, "count": name, "value": str(value), "skip": str(skip)}
+        {
+            "domain": "wiki",
+            "stage": stage,
+            "source": source,
+            "count": name,
+            "value": str(value),
+            "skip": str(skip),
+            "language": "",  # no corpus job recorded the site
+        }
         for stage, source, name, value, skip in expected
     ]
     html = (tmp_path / "q.html").read_text()
@@ -238,6 +246,46 @@ def test_input_quality_lists_every_count_and_flags_the_skips_that_happened(tmp_p
     assert highlighted == ["skipped_dump_error", "how_missing"]
     assert html.count("<tr>") == 1 + len(expected) - 2  # the header and the rows without a skip
     assert "2 of 4 skip counts are not zero" in html
+
+
+def test_input_quality_counts_per_language_when_corpora_have_several(tmp_path: Path):
+    """Each row carries its corpus's language, the later stages' rows that of their domain's corpus;
+    with two languages the page sums each count per language above the rows per file."""
+    paths = []
+    for domain, language, files in (("enwiki", "en", ["e1", "e2"]), ("dewiki", "de", ["d1"])):
+        for name in files:
+            paths.append(tmp_path / f"{name}.json")
+            write_counts(
+                paths[-1],
+                {"articles": 2, "skipped_dump_error": int(name == "d1")},
+                stage="corpus_wikipedia",
+                domain=domain,
+                source=f"{name}.xml.bz2",
+                details={"site": {"language": language, "language_from": "dump", "dbname": None}},
+            )
+        paths.append(tmp_path / f"{domain}.json")
+        write_counts(paths[-1], {"anchors_invalid": 1}, stage="link_wikipedia", domain=domain)
+    rows = write_input_quality(paths, tmp_path / "q.csv", tmp_path / "q.html")
+    assert {(r["domain"], r["language"]) for r in rows} == {("enwiki", "en"), ("dewiki", "de")}
+    assert [r["language"] for r in csv.DictReader((tmp_path / "q.csv").open())] == ["en"] * 5 + ["de"] * 3
+    totals = {(t["language"], t["stage"], t["count"]): t["value"] for t in language_totals(rows)}
+    assert totals == {
+        ("en", "corpus_wikipedia", "articles"): 4,
+        ("en", "corpus_wikipedia", "skipped_dump_error"): 0,
+        ("en", "link_wikipedia", "anchors_invalid"): 1,
+        ("de", "corpus_wikipedia", "articles"): 2,
+        ("de", "corpus_wikipedia", "skipped_dump_error"): 1,
+        ("de", "link_wikipedia", "anchors_invalid"): 1,
+    }
+    html = (tmp_path / "q.html").read_text()
+    per_language, per_file = html.split("<h2>Per file</h2>")
+    assert "<h2>Per language</h2>" in per_language
+    assert '<tr class="skipped"><td>de</td><td>corpus_wikipedia</td><td>skipped_dump_error</td><td>1</td>' in html
+    assert "<tr><td>en</td><td>corpus_wikipedia</td><td>articles</td><td>4</td>" in per_language
+    assert "<td>dewiki</td><td>corpus_wikipedia</td><td>d1.xml.bz2</td><td>articles</td><td>2</td>" in per_file
+    # one language: no per-language table
+    write_input_quality(paths[3:], tmp_path / "one.csv", tmp_path / "one.html")
+    assert "Per language" not in (tmp_path / "one.html").read_text()
 
 
 def test_frequency_plot_counts_every_entity(tmp_path: Path):
