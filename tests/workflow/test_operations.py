@@ -330,10 +330,11 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     jobs = jobs_of(run.stdout)
     assert jobs["lama"] == 5 and jobs["lama_summary"] == jobs["all"] == 1, jobs  # baseline, pelt, 3 controls
+    rules = REPO / "workflow" / "rules"
     evaluation = [
         rule
-        for stage in ("evaluation", "report")
-        for rule in re.findall(r"^rule (\w+):", (REPO / "workflow" / "rules" / f"{stage}.smk").read_text(), re.M)
+        for path in (rules / "evaluation.smk", rules / "report.smk", *(rules / "tasks").glob("*.smk"))
+        for rule in re.findall(r"^rule (\w+):", path.read_text(), re.M)
     ]
     return Counter({rule: n for rule, n in jobs.items() if rule not in {*evaluation, "all"}}), run.stdout
 
