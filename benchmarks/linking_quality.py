@@ -41,7 +41,7 @@ from pelt.linking.evaluation import (
     most_frequent_entity,
     score_mentions,
 )
-from pelt.linking.link import link_by_string, link_wikipedia
+from pelt.linking.link import LinkSettings, link_by_string, link_wikipedia
 from pelt.spark import get_spark
 from pelt.tasks.fewrel.data import read_fewrel
 
@@ -146,7 +146,7 @@ def main() -> None:
             p["pages"],
             str(work / "gold_aliases"),
             p["gold"],
-            heuristic=False,
+            LinkSettings(heuristic=False),
         )
         gold_rows = read_mentions(p["gold"], "anchor")
         gold = keys(gold_rows)
@@ -168,8 +168,7 @@ def main() -> None:
                 p["pages"],
                 p["aliases"],
                 out,
-                max_iterations=iterations,
-                pruning=pruning,
+                LinkSettings(max_iterations=iterations, pruning=pruning),
             )
             predicted[name] = keys(read_mentions(out, "heuristic"))
         seeds: dict[str, set[str]] = defaultdict(set)  # entities linked in each document, and its own

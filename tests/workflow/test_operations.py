@@ -213,13 +213,14 @@ def test_slurm_submissions_and_local_rules(finished, tmp_path):
 CLUSTER_JOB = """
 import json, sys
 from pelt.corpus.wikipedia import build_wikipedia_corpus
-from pelt.linking.link import link_wikipedia
+from pelt.linking.link import LinkSettings, link_wikipedia
 from pelt.spark import get_spark
 
 master, dump, page_props, out, linking = sys.argv[1:]
 spark = get_spark(master, app_name="pelt-cluster-test", driver_memory="1g", shuffle_partitions=4)
 build_wikipedia_corpus(spark, [dump], f"{out}/documents", f"{out}/pages", page_props=[page_props])
-link_wikipedia(spark, f"{out}/documents", f"{out}/pages", f"{out}/aliases", f"{out}/mentions", **json.loads(linking))
+settings = LinkSettings.from_config(json.loads(linking))
+link_wikipedia(spark, f"{out}/documents", f"{out}/pages", f"{out}/aliases", f"{out}/mentions", settings)
 executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()  # the driver counts as one
 print(json.dumps({"master": spark.sparkContext.master, "executors": executors}))
 spark.stop()

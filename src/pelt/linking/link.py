@@ -37,7 +37,8 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -64,6 +65,44 @@ from pelt.spark import fit_partitions, input_bytes, map_rows
 log = logging.getLogger(__name__)
 
 MENTION_COLUMNS = ("doc_id", "sent_idx", "sentence", "start", "end", "entity_id", "method")
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """How :func:`link_wikipedia` links, the config's ``linking:`` section (its schema holds the
+    defaults and the docs; ``tests/unit/linking/test_linking.py`` keeps these in step).
+
+    ``heuristic``: run the paper's Algorithm 1 after the anchors, up to ``max_iterations`` rounds.
+    ``ner_model`` (a spaCy pipeline) restricts the heuristic's candidate names to the entities it
+    recognises; ``pruning`` decides which names and entities it considers at all. ``language``
+    (the corpus's, :func:`pelt.logs.corpus_language`) decides the tokens, so the sentences and the
+    names, and the stop words (:mod:`pelt.linking.languages`)."""
+
+    heuristic: bool = True
+    max_iterations: int = 10
+    ner_model: str | None = None
+    pruning: Pruning = Pruning()
+    language: str = DEFAULT_LANGUAGE
+
+    def __post_init__(self) -> None:
+        if self.max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+
+    @classmethod
+    def from_config(cls, linking: Mapping[str, Any], language: str | None = None) -> LinkSettings:
+        """The settings of a config's ``linking:`` section (flat: the pruning's keys beside the
+        others; a key left out takes its default) for a corpus in ``language`` (None: the default);
+        a key no setting takes is an error, not ignored."""
+        pruning_keys = {f.name for f in fields(Pruning)}
+        own = {f.name for f in fields(cls)} - {"pruning", "language"}
+        unknown = sorted(set(linking) - own - pruning_keys)
+        if unknown:
+            raise ValueError(f"linking: unknown settings {unknown}")
+        return cls(
+            **{key: value for key, value in linking.items() if key in own},
+            pruning=Pruning(**{key: value for key, value in linking.items() if key in pruning_keys}),
+            **({} if language is None else {"language": language}),
+        )
 
 
 def _require_columns(df: DataFrame, columns: Iterable[str], what: str) -> None:
@@ -131,30 +170,21 @@ def link_wikipedia(
     pages_path: str | Sequence[str],
     aliases_out: str,
     mentions_out: str,
-    *,
-    heuristic: bool = True,
-    max_iterations: int = 10,
-    ner_model: str | None = None,
-    pruning: Pruning = Pruning(),
-    language: str = DEFAULT_LANGUAGE,
+    settings: LinkSettings = LinkSettings(),
 ) -> dict[str, int]:
     """Link a Wikipedia corpus: write ``aliases_out`` and ``mentions_out``; return the counts.
 
     See the module docstring for the rules; every anchor that does not become a mention is
     counted under its reason (``anchors_invalid``, ``anchors_blank``, ``anchors_crossing_sentence``,
-    ``anchors_disambiguation``, ``anchors_broken_redirect``). ``ner_model`` (a spaCy pipeline)
-    restricts the heuristic's candidate names to the entities it recognises; ``pruning`` decides
-    which names and entities it considers at all (counted: ``names_stop_word``,
-    ``name_entities_low_prior``, ``name_entities_over_cap``, ``names_low_link_prob``). ``language``
-    (the corpus's, :func:`pelt.logs.corpus_language`) decides the tokens, so the sentences and the
-    names, and the stop words (:mod:`pelt.linking.languages`).
+    ``anchors_disambiguation``, ``anchors_broken_redirect``); the pruning's under its own
+    (``names_stop_word``, ``name_entities_low_prior``, ``name_entities_over_cap``,
+    ``names_low_link_prob``). ``settings``: :class:`LinkSettings`.
     ``candidate_pairs`` is the (document, name, entity) rows the heuristic's joins carry: what its
     cost grows with; ``candidate_pairs_unreachable`` the pairs of a document's names and their
     entities that no chain of hyperlinks from its seeds reaches, never generated. Counts come from
     passes the stage makes anyway where it can: each Spark action is a job with its own fixed cost.
     """
-    if max_iterations < 1:
-        raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    heuristic, pruning, language = settings.heuristic, settings.pruning, settings.language
     splits = fit_partitions(spark, input_bytes(documents_path))
     counts: dict[str, int] = {}
     titles = _titles(spark, pages_path, counts)
@@ -187,7 +217,9 @@ def link_wikipedia(
         name_entities = scored.filter("kept")
         bloom = name_table_filter(name_entities, filter_items)
         cached += [alias_names, scored]
-    segments, segment_counts = segment_documents(documents, splits, bloom, ner_model=ner_model, language=language)
+    segments, segment_counts = segment_documents(
+        documents, splits, bloom, ner_model=settings.ner_model, language=language
+    )
     counts.update(segment_counts)
     cached.append(segments)
     placed = segments.select("doc_id", F.explode("anchors").alias("a")).select("doc_id", "a.*")
@@ -198,7 +230,10 @@ def link_wikipedia(
     )
     if heuristic:
         found = _heuristic_mentions(
-            _Linking(documents, titles, kept, segments, alias_names, name_entities), pruning, max_iterations, counts
+            _Linking(documents, titles, kept, segments, alias_names, name_entities),
+            pruning,
+            settings.max_iterations,
+            counts,
         )
         cached += found.cached
         mentions = mentions.unionByName(found.mentions)

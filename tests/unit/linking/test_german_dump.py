@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pelt.corpus.dump import dump_site
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.encoding import EncodingSettings, build_table, encode_samples
-from pelt.linking.link import link_wikipedia
+from pelt.linking.link import LinkSettings, link_wikipedia
 from pelt.logs import corpus_language, write_counts
 from pelt.models import load_masked_lm
 from pelt.sampling import SamplingSettings, sample_mentions
@@ -100,7 +100,9 @@ def test_a_german_dump_runs_to_a_german_table(small_input_spark, multilingual_mo
     assert anchors == {"Deutschland": "Deutschland", "Spree": "Spree", "Gendarmenmarkts": "Gendarmenmarkt"}
 
     language = corpus_language([tmp_path / "counts.json"])
-    link_wikipedia(spark, out["documents"], out["pages"], out["aliases"], out["mentions"], language=language)
+    link_wikipedia(
+        spark, out["documents"], out["pages"], out["aliases"], out["mentions"], LinkSettings(language=language)
+    )
     mentions = spark.read.parquet(out["mentions"]).collect()
     assert {row["entity_id"] for row in mentions} == ENTITIES
     # "Am 10. Dezember 1815 ... z. B. am ..." is one German sentence

@@ -10,14 +10,16 @@ from xml.sax.saxutils import escape
 import numpy as np
 import pytest
 import spacy
+from conftest import REPO
 from spacy.matcher import PhraseMatcher
 from spacy.util import filter_spans
 
 import pelt.linking.heuristic
+from pelt.config import config_schema
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.linking.candidates import Pruning, link_probabilities, longest_names, score_name_entities
 from pelt.linking.heuristic import LinkGraph, _reachable_candidates, heuristic_links, reachable_candidates
-from pelt.linking.link import MENTION_COLUMNS, link_by_string, link_wikipedia
+from pelt.linking.link import MENTION_COLUMNS, LinkSettings, link_by_string, link_wikipedia
 from pelt.linking.names import BloomFilter, name_filter, name_key
 from pelt.linking.segmentation import ner_pipeline, normalize_alias, segment_document, segment_documents, valid_anchors
 from pelt.linking.sentences import nlp, paragraphs, sentence_spans, tokenize
@@ -205,7 +207,7 @@ def relink(spark, root, run: str, **options) -> dict[str, int]:
         str(root / "pages"),
         str(root / f"aliases{run}"),
         str(root / f"mentions{run}"),
-        **options,
+        LinkSettings(**options),
     )
 
 
@@ -217,6 +219,18 @@ def test_the_spark_search_links_as_the_broadcast_graphs(spark, linked, monkeypat
     rows = sorted(map(tuple, spark.read.parquet(str(root / "mentions-spark")).collect()))
     assert rows == sorted(map(tuple, mentions.collect()))
     assert sum(1 for row in rows if row[-1] == "heuristic") > 5
+
+
+def test_link_settings_defaults_are_the_schemas_and_the_config_section_parses_whole():
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
+    defaults = {k: v["default"] for k, v in schema["properties"]["linking"]["properties"].items() if "default" in v}
+    assert LinkSettings.from_config(defaults) == LinkSettings()
+    settings = LinkSettings.from_config({"heuristic": False, "min_prior": 0.5, "ner_model": "x"}, "de")
+    assert settings == LinkSettings(heuristic=False, ner_model="x", pruning=Pruning(min_prior=0.5), language="de")
+    with pytest.raises(ValueError, match=r"unknown settings \['max_iteration'\]"):
+        LinkSettings.from_config({"max_iteration": 3})
+    with pytest.raises(ValueError, match="max_iterations must be at least 1"):
+        LinkSettings(max_iterations=0)
 
 
 def test_without_heuristic_only_anchors(spark, linked):
