@@ -60,12 +60,12 @@ def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) ->
     """The config's JSON schema: the workflow's (``path``) with each registered task kind's block
     (:attr:`pelt.registry.TaskKind.schema`, relative to ``root``, the workflow's folder) under
     ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none;
-    and the registered corpus kinds as the values a corpus's ``kind`` takes, so that a corpus kind
-    is one registry entry, not also a schema edit."""
+    and under ``corpora:`` the registered corpus kinds, the values a corpus's ``kind`` takes, each
+    with the keys of its block (:attr:`pelt.registry.CorpusKind.schema`) beside every corpus's, so
+    that a corpus kind is one registry entry, not also a schema edit."""
     from pelt.registry import CORPUS_KINDS, KINDS
 
     schema = _load_yaml(path)
-    schema["properties"]["corpora"]["additionalProperties"]["properties"]["kind"]["enum"] = list(CORPUS_KINDS)
     tasks = schema["properties"]["tasks"]
     for kind in KINDS.values():
         if kind.schema is not None:
@@ -73,6 +73,20 @@ def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) ->
             for key in ("properties", "patternProperties"):
                 tasks.setdefault(key, {}).update(block.get(key, {}))
             schema.setdefault("$defs", {}).update(block.get("$defs", {}))
+    corpus = schema["properties"]["corpora"]["additionalProperties"]
+    corpus["properties"]["kind"]["enum"] = list(CORPUS_KINDS)
+    for kind in CORPUS_KINDS.values():
+        block = {} if kind.schema is None else _load_yaml(os.path.join(root, kind.schema))
+        schema.setdefault("$defs", {}).update(block.get("$defs", {}))
+        # the shared keys are checked once, by the entry's own properties; a kind's own keys only
+        # for the corpora of the kind; any other key is unknown, named as one (config_problems)
+        own = {key: {} for key in corpus["properties"]} | block.get("properties", {})
+        corpus.setdefault("allOf", []).append(
+            {
+                "if": {"properties": {"kind": {"const": kind.name}}, "required": ["kind"]},
+                "then": {"properties": own, "additionalProperties": False},
+            }
+        )
     return schema
 
 

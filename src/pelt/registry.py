@@ -8,7 +8,8 @@ table needs, and the reader that finds them), those that span its grid of runs, 
 hyper-parameters (passed by name to its runner), the runner itself and its settings, how a run's
 setting reads, the benchmarks under which the paper's numbers stand beside its results, and its
 part of the workflow: its rules file and its schema block. A corpus kind (:class:`CorpusKind`,
-a ``corpora:`` entry's) likewise names its rules file and whether it has pages. The shared Snakemake
+a ``corpora:`` entry's) likewise names its rules file, its schema block and whether it has pages;
+a package of one's own adds more alike (the config's ``corpus_kinds``). The shared Snakemake
 rules only map config to paths and ask this module the rest, so that the protocol is unit-tested,
 not only dry-run.
 
@@ -62,6 +63,13 @@ class TaskKind:
     # (name, setting) -> what the setting tells the runner (FewRel: N, K and the benchmark's name);
     # None: the setting's name, as ``setting``.
     setting_options: Callable[[str, str], dict] | None = None
+    # Its results the whole run leans on, paths like ``results`` (under the run's results folder):
+    # ``norm_sweep`` ({task}, {model}), a model's sweep of L, which chooses L for every run with the
+    # table where the config sets none (LAMA's: the paper picks L on the knowledge probe, section
+    # 3.1); ``headline`` ({task}, {model}, {variant}), the results the report's headline leads with,
+    # each model's without and with the table (LAMA's P@1). None: the kind has none.
+    norm_sweep: str | None = None
+    headline: str | None = None
 
 
 def _lazy(path: str) -> Callable:
@@ -92,6 +100,8 @@ KINDS: dict[str, TaskKind] = {
         summaries=("lama", "norm_sweep"),
         figures=("norm_sweep", "lama_buckets"),
         run_files=_lazy("pelt.tasks.lama:run_files"),
+        norm_sweep="eval/{task}/{model}/norm_sweep.json",
+        headline="eval/{task}/{model}/{variant}.json",
     ),
     "fewrel": TaskKind(
         "fewrel",
@@ -159,24 +169,28 @@ KINDS: dict[str, TaskKind] = {
 }
 
 
-def register(kind: TaskKind) -> TaskKind:
-    """Adds a kind from outside pelt (a package the config's ``task_kinds`` names, which calls this
-    when imported): from then on it is a kind like the built-in ones, to the registry and the
-    workflow (docs/task-kinds.md). A name already taken is refused, not replaced."""
-    if KINDS.get(kind.name, kind) != kind:
-        raise ValueError(f"task_kinds: a task kind named {kind.name!r} is already registered")
-    KINDS[kind.name] = kind
+def register(kind: TaskKind | CorpusKind) -> TaskKind | CorpusKind:
+    """Adds a task kind (to :data:`KINDS`) or a corpus kind (to :data:`CORPUS_KINDS`) from outside
+    pelt (a package the config's ``task_kinds`` or ``corpus_kinds`` names, which calls this when
+    imported): from then on it is a kind like the built-in ones, to the registry and the workflow
+    (docs/task-kinds.md). A name already taken is refused, not replaced."""
+    kinds, key = (CORPUS_KINDS, "corpus_kinds") if isinstance(kind, CorpusKind) else (KINDS, "task_kinds")
+    if kinds.get(kind.name, kind) != kind:
+        what = key.removesuffix("_kinds")
+        raise ValueError(f"{key}: a {what} kind named {kind.name!r} is already registered")
+    kinds[kind.name] = kind
     return kind
 
 
-def import_kinds(modules: list[str]) -> None:
-    """Imports the packages the config's ``task_kinds`` names, each registering its kind: before the
-    config is validated, since each kind's schema block is part of the schema."""
+def import_kinds(modules: list[str], key: str = "task_kinds") -> None:
+    """Imports the packages the config's ``task_kinds`` (or ``corpus_kinds``, the ``key``) names,
+    each registering its kinds: before the config is validated, since each kind's schema block is
+    part of the schema."""
     for module in modules if isinstance(modules, list) else []:  # anything else: the schema says what
         try:
             importlib.import_module(module)
         except ImportError as err:
-            raise ValueError(f"task_kinds: cannot import {module!r} ({err})") from None
+            raise ValueError(f"{key}: cannot import {module!r} ({err})") from None
 
 
 @dataclass(frozen=True)
@@ -188,17 +202,26 @@ class CorpusKind:
     it has pages: a corpus with pages (titles, redirects, anchors) is linked by its own linker, also in
     its rules file (``linking/{domain}/``: ``aliases``, ``mentions``, ``counts.json``), and a task's
     entity resolves through its pages; a corpus without is linked by the shared string linker, which
-    matches the task entities' names, each name its own entity."""
+    matches the task entities' names, each name its own entity. Its schema block (a YAML file, a
+    path like :attr:`TaskKind.schema`; None: none) holds the ``properties`` (and the ``$defs`` they
+    use) that a corpus of the kind may have besides every corpus's (``kind``, ``path``,
+    ``language``, ``kinds``): its own files (Wikipedia's ``page_props``)."""
 
     name: str
     has_pages: bool
     rules: str
+    schema: str | None = None
 
 
 CORPUS_KINDS = {
     kind.name: kind
     for kind in (
-        CorpusKind("wikipedia", has_pages=True, rules="workflow/rules/corpora/wikipedia.smk"),
+        CorpusKind(
+            "wikipedia",
+            has_pages=True,
+            rules="workflow/rules/corpora/wikipedia.smk",
+            schema="workflow/schemas/corpora/wikipedia.yaml",
+        ),
         CorpusKind("s2orc", has_pages=False, rules="workflow/rules/corpora/s2orc.smk"),
     )
 }
@@ -347,8 +370,30 @@ def finetuning_summaries() -> list[str]:
     return list(dict.fromkeys(s for kind in KINDS.values() if kind.settings_key is not None for s in kind.summaries))
 
 
-def norm_from_sweep(model: Mapping, tasks: Mapping[str, Mapping]) -> bool:
-    """Whether a model's runs with the table take L from its LAMA norm sweep: the paper picks L on the
-    knowledge probe (section 3.1); a norm in the config wins, and without LAMA there is no sweep (L
-    is then the table's default, the model family's)."""
-    return model.get("norm") is None and "lama" in tasks
+def norm_sweeps(tasks: Mapping[str, Mapping]) -> list[str]:
+    """The norm sweeps of the configured tasks (paths with a {model} wildcard; a kind's
+    ``norm_sweep``), the first the one that chooses L (:func:`norm_sweep`)."""
+    return [
+        kind.norm_sweep.format(task=name, model="{model}")
+        for name, task in tasks.items()
+        if (kind := kind_of(name, task)).norm_sweep is not None
+    ]
+
+
+def norm_sweep(model: Mapping, tasks: Mapping[str, Mapping]) -> str | None:
+    """The sweep (a path with a {model} wildcard) whose best L a model's runs with the table take:
+    the first configured task's whose kind sweeps L (LAMA's: the paper picks L on the knowledge
+    probe, section 3.1); None where a norm in the config wins, or where no task sweeps (L is then
+    the table's default, the model family's)."""
+    sweeps = norm_sweeps(tasks)
+    return sweeps[0] if sweeps and model.get("norm") is None else None
+
+
+def headline_results(tasks: Mapping[str, Mapping]) -> list[str]:
+    """The results the report's headline leads with (paths with {model} and {variant} wildcards; a
+    kind's ``headline``), of each configured task whose kind has them, in config order."""
+    return [
+        kind.headline.format(task=name, model="{model}", variant="{variant}")
+        for name, task in tasks.items()
+        if (kind := kind_of(name, task)).headline is not None
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 from conftest import REPO
 
 from pelt import registry
@@ -179,9 +180,39 @@ def test_the_kinds_name_their_data_and_run_files(tmp_path, monkeypatch):
 
 
 def test_norm_comes_from_the_sweep_unless_configured():
-    assert registry.norm_from_sweep({"name": "demo"}, {"lama": {}})
-    assert not registry.norm_from_sweep({"name": "demo", "norm": 7}, {"lama": {}})
-    assert not registry.norm_from_sweep({"name": "demo"}, {"wiki80": WIKI80})
+    sweep = "eval/lama/{model}/norm_sweep.json"
+    assert registry.norm_sweep({"name": "demo"}, {"wiki80": WIKI80, "lama": {}}) == sweep
+    assert registry.norm_sweep({"name": "demo", "norm": 7}, {"lama": {}}) is None
+    assert registry.norm_sweep({"name": "demo"}, {"wiki80": WIKI80}) is None
+    # the kind sweeps, whatever the task's key
+    assert registry.norm_sweep({"name": "demo"}, {"probe": {"kind": "lama"}}) == "eval/probe/{model}/norm_sweep.json"
+
+
+def test_the_headline_leads_with_the_kinds_that_say_so():
+    assert registry.headline_results({"wiki80": WIKI80, "lama": {}}) == ["eval/lama/{model}/{variant}.json"]
+    assert registry.headline_results({"wiki80": WIKI80}) == []
+    assert registry.norm_sweeps({"wiki80": WIKI80}) == []
+
+
+@pytest.mark.parametrize("kind", [kind for kind in registry.KINDS.values() if kind.norm_sweep or kind.headline])
+def test_a_kinds_sweep_and_headline_results_are_outputs_of_its_rules(kind):
+    """What the registry names (the sweep that chooses L, the headline's results) is what the
+    kind's own rules write."""
+    text = (REPO / kind.rules).read_text()
+    for pattern in filter(None, (kind.norm_sweep, kind.headline)):
+        path = pattern.format(task=kind.name, model="{model}", variant="{variant}")
+        assert re.search(rf"^\s+(\w+=)?results\(\"{re.escape(path)}\"\),$", text, re.M), path
+
+
+def test_the_shared_rules_name_no_task_kind():
+    """The shared rules files ask the registry (the norm sweep, the headline, the fine-tuning kinds)
+    and name no task kind: not as a string, a path segment nor a rule."""
+    names = {*registry.KINDS, *registry.FEWREL_BENCHMARKS}
+    for path in [REPO / "Snakefile", *(REPO / "workflow" / "rules").glob("*.smk")]:
+        text = path.read_text()
+        for name in names:
+            named = re.search(rf"[\"']{name}[\"'/]|/{name}/|^rule {name}\b", text, re.M)
+            assert named is None, (path.name, named.group(0))
 
 
 @pytest.mark.parametrize("kind", ["fewrel", "wiki80"])
@@ -219,6 +250,41 @@ def test_a_kind_from_outside_pelt_registers_once(monkeypatch):
         registry.register(registry.TaskKind("lama", data_keys=(), runner=None, entity_reader="toy:read"))
     with pytest.raises(ValueError, match="task_kinds: cannot import 'no_such_kind'"):
         registry.import_kinds(["no_such_kind"])
+
+
+def test_a_corpus_kind_from_outside_pelt_registers_once(monkeypatch):
+    monkeypatch.setattr(registry, "CORPUS_KINDS", dict(registry.CORPUS_KINDS))
+    toy = registry.CorpusKind("toy", has_pages=False, rules="toy.smk")
+    assert registry.register(toy) is toy and registry.register(toy) is toy
+    assert registry.CORPUS_KINDS["toy"] is toy and "toy" not in registry.KINDS
+    with pytest.raises(ValueError, match="corpus_kinds: a corpus kind named 's2orc' is already registered"):
+        registry.register(registry.CorpusKind("s2orc", has_pages=True, rules="toy.smk"))
+    with pytest.raises(ValueError, match="corpus_kinds: cannot import 'no_such_kind'"):
+        registry.import_kinds(["no_such_kind"], "corpus_kinds")
+
+
+def test_a_corpus_kinds_schema_block_holds_its_own_keys(tmp_path, monkeypatch):
+    """Wikipedia's page_props is its block's, not every corpus's; a kind's keys get their defaults."""
+    workflow = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
+    assert "page_props" not in workflow["properties"]["corpora"]["additionalProperties"]["properties"]
+    (tmp_path / "toy.yaml").write_text("properties:\n  n: {type: integer, default: 3}\n")
+    toy = registry.CorpusKind("toy", has_pages=False, rules="toy.smk", schema=str(tmp_path / "toy.yaml"))
+    monkeypatch.setitem(registry.CORPUS_KINDS, "toy", toy)
+    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["corpora"] = {
+        "t": {"kind": "toy", "path": "t.txt"},
+        "w": {"kind": "wikipedia", "path": "w.xml.bz2", "page_props": "p.sql.gz", "n": 1},
+        "s": {"kind": "s2orc", "path": "s.jsonl", "page_props": "p.sql.gz"},
+    }
+    assert config_problems(config, schema) == [
+        "corpora.s.page_props: unknown key; known keys: kind, path, language, kinds",
+        "corpora.w.n: unknown key; known keys: kind, path, language, kinds, page_props",
+    ]
+    del config["corpora"]["s"]["page_props"], config["corpora"]["w"]["n"]
+    fill_defaults(config, schema)
+    assert config["corpora"]["t"] == {"kind": "toy", "path": "t.txt", "n": 3}
+    assert "n" not in config["corpora"]["w"]
 
 
 def test_each_kinds_schema_block_joins_the_config_schema(tmp_path, monkeypatch):

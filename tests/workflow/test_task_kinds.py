@@ -15,26 +15,34 @@ from demo_run import planned_jobs, snakemake, write_config
 DOC = REPO / "docs" / "task-kinds.md"
 # A file of the page: its path in backquotes ending a line, then its fenced block.
 FILE = re.compile(r"^`(kinds/[^`]+)`[^\n]*:\n\n```\w*\n(.*?)^```", re.M | re.S)
-CONFIG = re.compile(r"^With these lines added to `config/config.yaml`:\n\n```yaml\n(.*?)^```", re.M | re.S)
+CONFIG = re.compile(r"^With these lines added to `config/config.yaml`[^\n]*:\n\n```yaml\n(.*?)^```", re.M | re.S)
 
 
-def _write_toy_kind(workdir: Path, monkeypatch) -> None:
-    """The page's files under ``workdir``, its config lines merged into the demo config, and
-    ``kinds/`` on the PYTHONPATH that Snakemake and its jobs inherit."""
+def _write_kind(workdir: Path, monkeypatch, package: str, names: tuple[str, ...]) -> dict:
+    """The page's files of ``package`` under ``workdir``, the config lines that name it merged into
+    the demo config (each section's entries added to the demo's), and ``kinds/`` on the PYTHONPATH
+    that Snakemake and its jobs inherit; the config written."""
     text = DOC.read_text()
-    files = dict(FILE.findall(text))
-    names = ("__init__.py", "count_words.py", "rules.smk", "schema.yaml")
-    assert sorted(files) == [f"kinds/toy_words/{name}" for name in names]
+    files = {path: content for path, content in FILE.findall(text) if path.startswith(f"kinds/{package}/")}
+    assert sorted(files) == [f"kinds/{package}/{name}" for name in sorted(names)]
     for path, content in files.items():
         (workdir / path).parent.mkdir(parents=True, exist_ok=True)
         (workdir / path).write_text(content)
-    (workdir / "words.txt").write_text("Valdoria\nMarbeck\n")
-    added = yaml.safe_load(CONFIG.search(text).group(1))
+    (added,) = [yaml.safe_load(block) for block in CONFIG.findall(text) if package in block]
     config = write_config(workdir)
-    config["task_kinds"] = added["task_kinds"]
-    config["tasks"].update(added["tasks"])
+    for section, value in added.items():
+        if isinstance(value, dict):
+            config[section].update(value)
+        else:
+            config[section] = value
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(workdir / "kinds"), os.environ.get("PYTHONPATH", "")]))
+    return config
+
+
+def _write_toy_kind(workdir: Path, monkeypatch) -> None:
+    _write_kind(workdir, monkeypatch, "toy_words", ("__init__.py", "count_words.py", "rules.smk", "schema.yaml"))
+    (workdir / "words.txt").write_text("Valdoria\nMarbeck\n")
 
 
 def test_a_toy_task_kind_is_planned_and_run_from_its_own_package(tmp_path, monkeypatch):
@@ -61,3 +69,41 @@ def test_a_toy_task_kinds_schema_block_checks_its_tasks(tmp_path, monkeypatch):
     run = snakemake(tmp_path, "-n")
     assert run.returncode != 0
     assert "tasks.words.wrods: unknown key; did you mean 'words'?" in run.stdout + run.stderr, run.stderr[-3000:]
+
+
+def _write_toy_corpus_kind(workdir: Path, monkeypatch) -> dict:
+    config = _write_kind(
+        workdir, monkeypatch, "toy_lines", ("__init__.py", "lines_corpus.py", "rules.smk", "schema.yaml")
+    )
+    (workdir / "notes.txt").write_text("Valdoria is a kingdom.\nok\nMarbeck lies in Valdoria.\n")
+    (workdir / "names.txt").write_text("Valdoria\n")
+    return config
+
+
+def test_a_toy_corpus_kind_is_planned_from_its_own_package(tmp_path, monkeypatch):
+    """A corpus kind is a plug-in too: the toy kind of docs/task-kinds.md registers itself, its own
+    key passes the schema (its default filled), and its corpus job feeds the shared string linker."""
+    _write_toy_corpus_kind(tmp_path, monkeypatch)
+    plan = snakemake(tmp_path, "-n")
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    jobs = planned_jobs(plan.stdout)
+    (corpus,) = [job for job in jobs if job["rule"] == "corpus_lines"]
+    assert corpus["output"] == [
+        "results/corpus/notes/files/notes.txt/documents",
+        "results/corpus/notes/files/notes.txt/counts.json",
+    ], corpus
+    (linker,) = [job for job in jobs if job["rule"] == "link_strings" and "/notes/" in job["output"][0]]
+    assert "results/corpus/notes/files/notes.txt/documents" in linker["input"], linker
+    assert any(job["rule"] == "entity_table" and "/notes/" in job["output"][0] for job in jobs)
+
+
+def test_a_toy_corpus_kinds_keys_are_its_own(tmp_path, monkeypatch):
+    config = _write_toy_corpus_kind(tmp_path, monkeypatch)
+    config["corpora"]["biomed"]["min_chars"] = 3  # an S2ORC corpus: not its key
+    config["corpora"]["notes"]["min_char"] = config["corpora"]["notes"].pop("min_chars")
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "-n")
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert "corpora.biomed.min_chars: unknown key; known keys: kind, path, language, kinds" in out, out[-3000:]
+    assert "corpora.notes.min_char: unknown key; did you mean 'min_chars'?" in out, out[-3000:]

@@ -29,9 +29,11 @@ def config_error(function, *args):
         raise WorkflowError(str(err)) from None
 
 
-# The task kinds from outside pelt first (config `task_kinds`): each one's schema block is part of
-# the schema, and its rules are included with the built-in kinds' (the Snakefile).
-config_error(registry.import_kinds, config.get("task_kinds", []))
+# The task and corpus kinds from outside pelt first (config `task_kinds`, `corpus_kinds`): each
+# one's schema block is part of the schema, and its rules are included with the built-in kinds'
+# (the Snakefile).
+config_error(registry.import_kinds, config.get("task_kinds", []), "task_kinds")
+config_error(registry.import_kinds, config.get("corpus_kinds", []), "corpus_kinds")
 SCHEMA = config_schema(
     workflow.source_path("../schemas/config.schema.yaml"), workflow.basedir
 )
@@ -82,7 +84,8 @@ def domains_with_pages(has_pages):
 
 
 def corpus_files(key):
-    """Input function: the files of a corpus key (`path`, `page_props`), globs expanded, sorted."""
+    """Input function: the files of a corpus key (`path`, or a file key of the corpus kind's own
+    schema block), globs expanded, sorted."""
 
     def files(wildcards):
         paths = CORPORA[wildcards.domain].get(key, [])
@@ -171,9 +174,11 @@ def model_norm(wildcards):
     return MODELS[wildcards.model].get("norm")
 
 
-def norm_from_sweep(model):
-    """Whether a model's runs with the table take L from its LAMA norm sweep (pelt.registry)."""
-    return registry.norm_from_sweep(MODELS[model], config["tasks"])
+def norm_sweep(model):
+    """The norm sweep whose L a model's runs with the table take, or None where the config sets
+    L or no task sweeps (pelt.registry.norm_sweep)."""
+    sweep = registry.norm_sweep(MODELS[model], config["tasks"])
+    return None if sweep is None else results(sweep.format(model=model))
 
 
 def spark_params():
@@ -351,19 +356,22 @@ def all_outputs():
 
 
 def headline_inputs(wildcards):
-    """The per-run results the landing page sums up: LAMA without and with the table, the norm
-    sweeps, and every fine-tuning run (pelt.registry.finetuned_tasks)."""
-    lama = "lama" in config["tasks"]
+    """The per-run results the landing page sums up: those it leads with (LAMA's), without and with
+    the table, the norm sweeps, and every fine-tuning run (pelt.registry: headline_results,
+    norm_sweeps, finetuned_tasks)."""
+    tasks = config["tasks"]
     return {
-        "lama": expand(
-            results("eval/lama/{model}/{variant}.json"),
-            model=MODELS if lama else [],
-            variant=VARIANTS,
-        ),
-        "sweeps": expand(
-            results("eval/lama/{model}/norm_sweep.json"), model=MODELS if lama else []
-        ),
-        "finetuning": finetuning_results(registry.finetuned_tasks(config["tasks"])),
+        "lead": [
+            path
+            for pattern in registry.headline_results(tasks)
+            for path in expand(results(pattern), model=MODELS, variant=VARIANTS)
+        ],
+        "sweeps": [
+            path
+            for pattern in registry.norm_sweeps(tasks)
+            for path in expand(results(pattern), model=MODELS)
+        ],
+        "finetuning": finetuning_results(registry.finetuned_tasks(tasks)),
     }
 
 
@@ -492,11 +500,11 @@ def variant_table(inputs, variant):
 def finetuning_inputs(wildcards):
     """FewRel and Wiki80 runs: every variant reads the table, the baseline only for the heads'
     frequencies (results split rare / frequent), a control its control table; the variants that
-    inject take the model's LAMA norm sweep where that chooses L (norm_from_sweep)."""
+    inject take the model's norm sweep where that chooses L (norm_sweep)."""
     files = task_run_files(wildcards.task, wildcards.setting)
     inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=True)
-    if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = results(f"eval/lama/{wildcards.model}/norm_sweep.json")
+    if wildcards.variant != "baseline" and (sweep := norm_sweep(wildcards.model)):
+        inputs["norm_sweep"] = sweep
     return variant_table(inputs, wildcards.variant)
 
 

@@ -6,4 +6,4 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.report.headline import write_headline
 
-write_headline(snakemake.input.lama, snakemake.input.sweeps, snakemake.input.finetuning, snakemake.output[0])
+write_headline(snakemake.input.lead, snakemake.input.sweeps, snakemake.input.finetuning, snakemake.output[0])

@@ -5,14 +5,14 @@
 def lama_inputs(wildcards):
     """Every variant reads a table: the baseline only for the frequency buckets, a control its
     control table (same ids and counts, other vectors). The variants that inject take L from the
-    model's norm sweep where that chooses it (norm_from_sweep), as the fine-tuning runs do.
+    model's norm sweep where that chooses it (norm_sweep), as the fine-tuning runs do.
     """
     inputs = evaluation_inputs(
         wildcards, "lama", task_run_files("lama"), with_table=True
     )
     variant = wildcards.get("variant")
-    if variant in ["pelt", *CONTROLS] and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = results(f"eval/lama/{wildcards.model}/norm_sweep.json")
+    if variant in ["pelt", *CONTROLS] and (sweep := norm_sweep(wildcards.model)):
+        inputs["norm_sweep"] = sweep
     return variant_table(inputs, variant)
 
 
