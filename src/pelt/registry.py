@@ -159,6 +159,7 @@ KINDS: dict[str, TaskKind] = {
         settings="pelt.tasks.mlama.settings:MlamaSettings",
         entity_reader="pelt.tasks.lama.data:lama_entities",  # LAMA's layout: sub_label, sub_uri
         summaries=("mlama",),
+        figures=("mlama",),
         default_files=_lazy("pelt.tasks.mlama:default_files"),
         run_files=_lazy("pelt.tasks.mlama:run_files"),
     ),

@@ -61,3 +61,22 @@ rule mlama_summary:
         "../../../envs/torch.yaml"
     script:
         "../../scripts/mlama_summary.py"
+
+
+rule mlama_plot:
+    input:
+        results("eval/summary/mlama.csv"),
+    output:
+        report(
+            results("eval/report/mlama.svg"),
+            caption="../../report/mlama.rst",
+            category="mLAMA",
+            labels={"page": "mLAMA", "kind": "figure"},
+        ),
+    log:
+        logs("eval/report/mlama.log"),
+    localrule: True
+    conda:
+        "../../../envs/torch.yaml"
+    script:
+        "../../scripts/mlama_plot.py"

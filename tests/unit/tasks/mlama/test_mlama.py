@@ -21,6 +21,7 @@ from pelt.eval.settings import TableInputs
 from pelt.injection import inject
 from pelt.models import forward_mlm
 from pelt.registry import data_files, kind_of, run_files
+from pelt.report.figures import plot_mlama
 from pelt.report.mlama_summary import write_mlama_summary
 from pelt.table import EntityTable, write_table
 from pelt.tasks import task_entities
@@ -284,6 +285,9 @@ def test_the_summary_sets_the_languages_side_by_side(tmp_path):
     assert "| de | `bert-base-multilingual-cased` | 8 | 25.0 | 50.0 | 25.0 |" in lines  # gain 50.0 - 25.0
     assert "| fr | `bert-base-multilingual-cased` | 8 | 10.0 | – | – |" in lines
     assert "mLAMA" in html.read_text()
+    plot_mlama(csv_path, tmp_path / "mlama.svg")  # the report's figure, from the summary
+    svg = (tmp_path / "mlama.svg").read_text()
+    assert all(label in svg for label in ("25.0", "50.0", "10.0", "n=8", "mLAMA: P@1 per language"))
 
 
 def test_the_runners_defaults_are_the_schemas():
