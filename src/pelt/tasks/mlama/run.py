@@ -2,7 +2,8 @@
 at a time, probed as LAMA is (:mod:`pelt.tasks.lama.run`) with that language's templates and facts.
 
 What differs from LAMA, as the authors' mLAMA code does (``scripts/batch_eval_KB_completion_mBERT_ranked.py``,
-``mlama/evaluation_metrics_ranked.py`` of norakassner/mlama; mLUKE's evaluation does the same):
+``mlama/evaluation_metrics_ranked.py`` of norakassner/mlama; mLUKE's mLAMA reader builds the same
+candidates and masks):
 
 - **candidates** are the objects of the relation in the language (every distinct ``obj_label`` of
   the relation's facts: the authors' ``*_objects/<language>.json``), not a common vocabulary, so no
