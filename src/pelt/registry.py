@@ -1,6 +1,6 @@
 """The task kinds, one entry each: what the workflow needs to know of a task, in one place.
 
-A ``tasks:`` entry of the config is of a registered kind: four come with pelt (LAMA, FewRel,
+A ``tasks:`` entry of the config is of a registered kind: five come with pelt (LAMA, mLAMA, FewRel,
 Wiki80, and an entity list that only asks for a table), and a package of one's own adds more
 (:func:`register`, the config's ``task_kinds``; docs/task-kinds.md); FewRel 2.0 is a FewRel task
 under another key. Each kind names the config keys that hold its data files (whose entities the
@@ -156,6 +156,23 @@ KINDS: dict[str, TaskKind] = {
         check=lambda name, task: resolve("pelt.tasks.wiki80:check_epochs")(task),
         settings_key="train",
     ),
+    # mLAMA (Kassner et al. 2021): one task per language, `mlama_<language>`, each with the table of
+    # its language's corpus (docs/languages.md).
+    "mlama": TaskKind(
+        "mlama",
+        rules="workflow/rules/tasks/mlama.smk",
+        schema="workflow/schemas/tasks/mlama.yaml",
+        data_keys=("facts",),  # the language's fact files in `release` (pelt.tasks.mlama)
+        file_keys=("release",),
+        hyperparameters=("batch_size", "max_length", "missing"),
+        runner="pelt.tasks.mlama.run:run_mlama",
+        settings="pelt.tasks.mlama.settings:MlamaSettings",
+        entity_reader="pelt.tasks.lama.data:lama_entities",  # LAMA's layout: sub_label, sub_uri
+        summaries=("mlama",),
+        figures=("mlama",),
+        default_files=_lazy("pelt.tasks.mlama:default_files"),
+        run_files=_lazy("pelt.tasks.mlama:run_files"),
+    ),
     # Your own entities: a table for them, no evaluation (docs/own-entities.md).
     "entities": TaskKind(
         "entities",
@@ -242,8 +259,11 @@ DOMAIN_KEYS = ("domain", "train_domain", "kind")
 
 def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
     """The kind of the task configured under ``name``: its ``kind`` field, else its key (FewRel 2.0's
-    key names a FewRel task, ``entities_<anything>`` an entity list: one per domain or file layout)."""
-    default = "fewrel" if name in FEWREL_BENCHMARKS else "entities" if name.startswith("entities_") else name
+    key names a FewRel task, ``entities_<anything>`` an entity list: one per domain or file layout;
+    ``mlama_<language>`` an mLAMA language)."""
+    default = "fewrel" if name in FEWREL_BENCHMARKS else name
+    for prefix in ("entities_", "mlama_"):
+        default = prefix.rstrip("_") if name.startswith(prefix) else default
     kind = (task or {}).get("kind") or default
     if kind not in KINDS:
         raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(KINDS)}")

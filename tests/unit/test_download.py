@@ -15,6 +15,7 @@ import yaml
 from demo_run import REPO, snakemake, write_config
 
 from pelt.download import download, dump_checksum, extract_zip
+from pelt.tasks.mlama.data import fact_files
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
 SHA1 = hashlib.sha1(DATA).hexdigest()
@@ -121,7 +122,8 @@ def test_dump_checksum_reads_a_wikimedia_sums_file(tmp_path: Path):
 
 def test_the_download_rules_fetch_verify_and_resume(server, tmp_path):
     """`snakemake download`: the dump's files checked against its sha1sums.txt, a release with a
-    configured sha256, one without (kept, sha256 logged), the LAMA archive unpacked; a corrupt dump
+    configured sha256, one without (kept, sha256 logged), the LAMA and mLAMA archives unpacked (the
+    latter read as the mLAMA task reads it, config/mlama.yaml's URL and sha256 aside); a corrupt dump
     file fails its job and leaves no file; the paper's corpus glob takes split dumps."""
     date = "20990101"
     dump = {
@@ -135,9 +137,18 @@ def test_the_download_rules_fetch_verify_and_resume(server, tmp_path):
         zf.writestr("data/relations.jsonl", '{"relation": "P19"}\n')
     server.files = {f"enwiki/{date}/{name}": body for name, body in [*dump.items(), (bad, b"corrupt")]}
     server.files[f"enwiki/{date}/enwiki-{date}-sha1sums.txt"] = sums.encode()
+    mlama = tmp_path / "mlama1.1.zip"  # the mLAMA release's layout: mlama1.1/<language>/
+    with zipfile.ZipFile(mlama, "w") as zf:
+        zf.writestr("mlama1.1/de/templates.jsonl", '{"relation": "P19", "template": "[X] wurde in [Y] geboren."}\n')
+        zf.writestr("mlama1.1/de/P19.jsonl", '{"sub_label": "Ulm", "obj_label": "Ulm", "lineid": 0}\n')
     server.files["lama.zip"], server.files["val_wiki.json"] = archive.read_bytes(), b"{}"
+    server.files["mlama1.1.zip"] = mlama.read_bytes()
     files = {
         "LAMA/data.zip": {"url": f"{server.url}/lama.zip", "sha256": hashlib.sha256(archive.read_bytes()).hexdigest()},
+        "mLAMA/mlama1.1.zip": {
+            "url": f"{server.url}/mlama1.1.zip",
+            "sha256": hashlib.sha256(mlama.read_bytes()).hexdigest(),
+        },
         "fewrel/val_wiki.json": {"url": f"{server.url}/val_wiki.json"},
     }
     names = [name.removeprefix(f"enwiki-{date}-") for name in [*dump, bad]]
@@ -153,6 +164,7 @@ def test_the_download_rules_fetch_verify_and_resume(server, tmp_path):
         assert (data / "enwiki" / name).read_bytes() == body
     assert (data / "LAMA" / "release" / "data" / "relations.jsonl").read_text() == '{"relation": "P19"}\n'
     assert (data / "fewrel" / "val_wiki.json").read_bytes() == b"{}"
+    assert fact_files(data / "mLAMA" / "release", "de") == [str(data / "mLAMA/release/mlama1.1/de/P19.jsonl")]
     log = (work / "logs" / "download" / "fewrel" / "val_wiki.json.log").read_text()
     assert hashlib.sha256(b"{}").hexdigest() in log
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["corpora"]["wikipedia"]["path"]

@@ -71,7 +71,7 @@ def test_jobs_import_the_workflows_own_pelt(tmp_path):
     (packages / "pelt" / "__init__.py").write_text('raise ImportError("an installed pelt, not the workflow\'s")\n')
     work = tmp_path / "work"
     write_config(work)
-    (work / "data" / "LAMA").mkdir(parents=True)  # lama_release, a job that takes a second
+    (work / "data" / "LAMA").mkdir(parents=True)  # release_archive, a job that takes a second
     with zipfile.ZipFile(work / "data" / "LAMA" / "data.zip", "w") as zf:
         zf.writestr("data/relations.jsonl", '{"relation": "P19"}\n')
     run = snakemake(work, "--cores", "1", "data/LAMA/release", python=env / "bin" / "python")
@@ -144,7 +144,7 @@ def test_the_paper_download_plans_on_a_machine_without_its_files(tmp_path):
     run = snakemake(tmp_path, "download", "-n", "--configfile", str(REPO / "config" / "paper.yaml"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     planned = {job["rule"] for job in planned_jobs(run.stdout)}
-    assert {"enwiki_checksums", "enwiki_file", "lama_release", "release_file", "download"} <= planned, planned
+    assert {"enwiki_checksums", "enwiki_file", "release_archive", "release_file", "download"} <= planned, planned
 
 
 def test_a_corpus_glob_matching_nothing_stops_the_plan_in_a_line(tmp_path):
@@ -322,6 +322,43 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
         setting = "5-1" if task != "wiki80" else "1%"
         assert registry.runner_options(task, paper["tasks"][task], setting, 42, "pelt")["markers"] == "tokens"
         assert "markers" not in yaml.safe_load((REPO / "config" / "config.yaml").read_text())["tasks"][task]
+
+
+def test_mlama_config_plans_one_model_over_each_languages_table(tmp_path):
+    """`config/mlama.yaml` (issue 30 item 4): each language's mLAMA task reads its language's facts
+    and templates and the table of its own corpus, without and with it and its controls, and one
+    summary gathers them; the release comes from its official URL, checksummed. Stand-ins for the
+    release and the dumps (a dry run reads none but the task files' names)."""
+    config = yaml.safe_load((REPO / "config" / "mlama.yaml").read_text())
+    release = config["download"]["files"]["mLAMA/mlama1.1.zip"]
+    assert release["url"] == "http://cistern.cis.lmu.de/mlama/mlama1.1.zip" and len(release["sha256"]) == 64
+    languages = {name.removeprefix("mlama_"): task["domain"] for name, task in config["tasks"].items()}
+    assert len(languages) >= 2 and all(config["corpora"][d]["language"] == lang for lang, d in languages.items())
+    for language, domain in languages.items():
+        folder = tmp_path / "data" / "mLAMA" / "release" / "mlama1.1" / language
+        folder.mkdir(parents=True)
+        (folder / "templates.jsonl").write_text('{"relation": "P19", "template": "[X] [Y]"}\n')
+        (folder / "P19.jsonl").write_text('{"sub_label": "A", "sub_uri": "Q1", "obj_label": "B"}\n')
+        dump = tmp_path / config["corpora"][domain]["path"].replace("*", "")  # each * matching nothing
+        dump.parent.mkdir(parents=True, exist_ok=True)
+        dump.touch()
+    run = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "mlama.yaml"))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    jobs = planned_jobs(run.stdout)
+    mlama = [job for job in jobs if job["rule"] == "mlama"]
+    planned = {tuple(job["output"][0].split("/")[4:6]) for job in mlama}
+    variants = ("baseline.json", "pelt.json", "permuted.json", "random.json")
+    assert planned == {(f"mlama_{lang}", "mbert") for lang in languages} and len(mlama) == len(languages) * 4
+    for job in mlama:
+        language = job["output"][0].split("/")[4].removeprefix("mlama_")
+        assert job["output"][0].endswith(variants) and job["output"][0].startswith("runs/mlama/results/eval/")
+        assert f"data/mLAMA/release/mlama1.1/{language}/templates.jsonl" in job["input"], job
+        assert any(f"tables/{languages[language]}/mbert/" in path for path in job["input"]), job
+        others = set(languages.values()) - {languages[language]}
+        assert not any(f"tables/{d}/" in path for d in others for path in job["input"]), job
+    assert (
+        [job["rule"] for job in jobs].count("mlama_summary") == [job["rule"] for job in jobs].count("mlama_plot") == 1
+    )
 
 
 @pytest.mark.parametrize("norm", [None, 4])

@@ -569,6 +569,13 @@ ENWIKI_FILES = (
     "|".join(re.escape(name) for name in DOWNLOAD.get("enwiki_files", [])) or NEVER
 )
 RELEASE_FILES = "|".join(re.escape(path) for path in RELEASES) or NEVER
+# The release archives a download unpacks (path under data/ -> its folder): LAMA's and mLAMA's.
+ARCHIVES = {"LAMA/data.zip": "LAMA/release", "mLAMA/mlama1.1.zip": "mLAMA/release"}
+
+
+def archive_of(wildcards):
+    """The archive a release folder is unpacked from (ARCHIVES)."""
+    return next(f"data/{path}" for path, f in ARCHIVES.items() if f == wildcards.folder)
 
 
 def download_targets():
@@ -577,8 +584,10 @@ def download_targets():
         config_error(confined, "data", path, f"download.files.{path}")
         for path in RELEASES
     ]
-    if "LAMA/data.zip" in RELEASES:
-        targets.append("data/LAMA/release")  # the tasks read the unpacked files
+    # the tasks read the unpacked files of an archive
+    targets += [
+        f"data/{folder}" for path, folder in ARCHIVES.items() if path in RELEASES
+    ]
     if "enwiki_date" in DOWNLOAD:
         date = DOWNLOAD["enwiki_date"]
         targets += [

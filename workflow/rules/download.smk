@@ -59,13 +59,15 @@ rule release_file:
         "../scripts/download.py"
 
 
-rule lama_release:
+rule release_archive:
     input:
-        "data/LAMA/data.zip",
+        archive_of,
     output:
-        directory("data/LAMA/release"),
+        directory("data/{folder}"),
     log:
-        "logs/download/LAMA-release.log",
+        "logs/download/{folder}.log",
+    wildcard_constraints:
+        folder="|".join(re.escape(folder) for folder in ARCHIVES.values()),
     conda:
         "../../envs/torch.yaml"
     script:

@@ -8,7 +8,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import TableInputs, parse
+from pelt.eval.settings import job_tables, parse
 from pelt.tasks.fewrel.run import FewRelFiles, run_fewrel
 from pelt.tasks.fewrel.settings import FewRelSettings
 
@@ -23,15 +23,7 @@ run_fewrel(
         list(snakemake.input.exclude),
     ),
     snakemake.output[0],
-    tables=TableInputs(
-        variant=variant,
-        table=snakemake.input.get("table"),
-        task_entities=snakemake.input.get("task_entities"),
-        norm=snakemake.params.norm,
-        norm_sweep=snakemake.input.get("norm_sweep"),
-        train_table=snakemake.input.get("train_table"),
-        train_task_entities=snakemake.input.get("train_task_entities"),
-    ),
+    tables=job_tables(snakemake, variant),
     settings=parse(FewRelSettings, options),
     seed=seed,
     dataset=dataset,

@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import TableInputs, parse
+from pelt.eval.settings import job_tables, parse
 from pelt.tasks.lama.run import LamaFiles, run_lama
 from pelt.tasks.lama.settings import LamaSettings
 
@@ -19,12 +19,6 @@ run_lama(
     ),
     snakemake.output.result,
     snakemake.output.predictions,
-    tables=TableInputs(
-        variant=snakemake.wildcards.variant,
-        table=snakemake.input.table,
-        task_entities=snakemake.input.task_entities,
-        norm=snakemake.params.norm,
-        norm_sweep=snakemake.input.get("norm_sweep"),
-    ),
+    tables=job_tables(snakemake),
     settings=parse(LamaSettings, snakemake.params.options),
 )

@@ -8,7 +8,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.eval.settings import TableInputs, parse
+from pelt.eval.settings import job_tables, parse
 from pelt.tasks.wiki80.run import Wiki80Files, run_wiki80
 from pelt.tasks.wiki80.settings import Wiki80Settings
 
@@ -23,13 +23,7 @@ run_wiki80(
         snakemake.input.get("select_on"),
     ),
     snakemake.output[0],
-    tables=TableInputs(
-        variant=variant,
-        table=snakemake.input.get("table"),
-        task_entities=snakemake.input.get("task_entities"),
-        norm=snakemake.params.norm,
-        norm_sweep=snakemake.input.get("norm_sweep"),
-    ),
+    tables=job_tables(snakemake, variant),
     settings=parse(Wiki80Settings, options),
     seed=seed,
     setting=setting,

@@ -42,6 +42,22 @@ class TableInputs:
             raise ValueError("train_table and train_task_entities go together")
 
 
+def job_tables(job: Any, variant: str | None = None) -> TableInputs:
+    """A Snakemake job's :class:`TableInputs` (``job``: the ``snakemake`` object of its script): the
+    variant (its ``variant`` wildcard unless given), L as configured (``params.norm``), and the
+    table, task entities, norm sweep and training table its inputs name, each absent where they
+    name none."""
+    return TableInputs(
+        variant=variant or job.wildcards.variant,
+        table=job.input.get("table"),
+        task_entities=job.input.get("task_entities"),
+        norm=job.params.norm,
+        norm_sweep=job.input.get("norm_sweep"),
+        train_table=job.input.get("train_table"),
+        train_task_entities=job.input.get("train_task_entities"),
+    )
+
+
 @dataclass(frozen=True)
 class Markers:
     """The words written before and after the head and the tail; ``new_tokens``: added to the

@@ -1,0 +1,30 @@
+"""mLAMA (Kassner, Dufter and Schütze 2021: LAMA in 53 languages), a task kind: its data files
+(:mod:`pelt.tasks.mlama.data`), its runner (:mod:`pelt.tasks.mlama.run`), and here what the registry
+asks of an mLAMA task (pure Python: the Snakefile imports it).
+
+One task is one language (``tasks.mlama_<language>``), probed with the table of its own corpus
+(``domain``: a ``corpora:`` entry of that language), so that one config runs a model over several
+languages' tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pelt.tasks.mlama.data import fact_files, templates_file
+
+
+def language_of(name: str, task: Mapping) -> str:
+    """The task's language: its ``language``, else its key's suffix (``mlama_de`` -> ``de``)."""
+    return task.get("language") or name.removeprefix("mlama_")
+
+
+def default_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    """The facts of the task's language in its ``release`` folder (``relations``: only those)."""
+    return {"facts": fact_files(task["release"], language_of(name, task), task.get("relations"))}
+
+
+def run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping], setting: str | None = None) -> dict:
+    """The files an mLAMA run reads: its language's facts and templates."""
+    facts = default_files(name, task, tasks)["facts"]
+    return {"facts": facts, "templates": templates_file(task["release"], language_of(name, task))}
