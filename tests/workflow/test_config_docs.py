@@ -26,14 +26,19 @@ def _keys(schema: dict, root: dict) -> set[str]:
     # a corpus kind's own keys: in a branch for its corpora (pelt.config.config_schema)
     keys = set().union(*(_keys(branch.get("then", {}), root) for branch in schema.get("allOf", [])))
     for name, sub in schema.get("properties", {}).items():
-        sub = _resolve(sub, root)
         keys.add(name)
-        keys |= _keys(sub, root)
+        keys |= _nested_keys(_resolve(sub, root), root)
     for sub in schema.get("patternProperties", {}).values():  # `mlama_<language>`: its keys, not its pattern
-        keys |= _keys(_resolve(sub, root), root)
-        for nested in ("additionalProperties", "items"):
-            if isinstance(sub.get(nested), dict):
-                keys |= _keys(_resolve(sub[nested], root), root)
+        keys |= _nested_keys(_resolve(sub, root), root)
+    return keys
+
+
+def _nested_keys(sub: dict, root: dict) -> set[str]:
+    """The keys of a subschema, its own and its entries' (``additionalProperties``, ``items``)."""
+    keys = _keys(sub, root)
+    for nested in ("additionalProperties", "items"):
+        if isinstance(sub.get(nested), dict):
+            keys |= _keys(_resolve(sub[nested], root), root)
     return keys
 
 
