@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WHEELS := $(VENV)/wheels
 
-.PHONY: install demo test check lint clean
+.PHONY: install demo test check lint clean demo-table lowest
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,15 @@ lint: $(STAMP)
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The README's table of the demo's results, from a run's summaries (pelt.report.demo_table).
+SUMMARY ?= results/eval/summary
+demo-table: $(STAMP)
+	$(BIN)/python -m pelt.report.demo_table $(SUMMARY)
+
+# The library's ranges at their lower bounds (constraints-lowest.txt) in a fresh venv: .ci/lowest.
+lowest:
+	.ci/lowest
 
 clean:
 	rm -rf results logs runs .snakemake

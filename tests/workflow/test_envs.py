@@ -14,6 +14,7 @@ from conftest import REPO
 from demo_run import snakemake, write_config
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 from snakemake.api import SnakemakeApi
 from snakemake.settings.enums import Quietness
 from snakemake.settings.types import DeploymentMethod, DeploymentSettings, OutputSettings, ResourceSettings
@@ -67,6 +68,19 @@ def test_every_requirement_is_pinned_within_its_range():
         )
     unused = set(pins) - {canonicalize_name(r.name) for r in _requirements()}
     assert not unused, f"constraints.txt pins what pyproject.toml does not require: {sorted(unused)}"
+
+
+def test_the_lowest_constraints_are_the_librarys_lower_bounds():
+    """constraints-lowest.txt (.ci/lowest, `make lowest`) pins each of the library's dependencies at its
+    range's lower bound, and nothing else."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    bounds = {}
+    for req in map(Requirement, project["dependencies"]):
+        (lower,) = [s.version for s in req.specifier if s.operator == ">="]
+        bounds[canonicalize_name(req.name)] = lower
+    lines = [ln for ln in (REPO / "constraints-lowest.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    pins = {canonicalize_name(name): Version(version) for name, version in (ln.split("==") for ln in lines)}
+    assert pins == {name: Version(lower) for name, lower in bounds.items()}
 
 
 def test_conda_envs_match_the_constraints():

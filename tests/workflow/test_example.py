@@ -1,13 +1,11 @@
-"""examples/use_a_table.py end to end: a table built by pelt, plugged into each model family."""
+"""examples/use_a_table.py end to end: a table built by pelt, plugged into each model family. (The README's
+and docs' commands of it, on the demo run: tests/workflow/test_docs_examples.py.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import runpy
-import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -181,28 +179,3 @@ def test_your_sentences_become_a_table_that_opens_and_plugs_in(tiny_model_dirs, 
     assert code == 0, err
     result = json.loads(out_text)
     assert result["entity"]["id"] == "Marie Curie" and result["with_table"]["n_injected"] == 1
-
-
-def _readme_showcase() -> tuple[list[str], str]:
-    """The README's example command (its arguments after the script) and the output it shows."""
-    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Using a table\n")[1].split("\n## ")[0]
-    (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
-    (shown,) = re.findall(r"```text\n(.*?)```", section, re.S)
-    words = shlex.split(command.replace("\\\n", " "))
-    assert words[:2] == ["python", "examples/use_a_table.py"], words
-    return words[2:], shown
-
-
-def test_the_readmes_showcase_prints_what_it_shows(finished):
-    """The README's example, run on the suite's demo run (whose table is the demo's: its extra
-    LAMA facts name no entity with a sentence), prints what the README shows, line for line."""
-    args, shown = _readme_showcase()
-    run = subprocess.run(
-        [sys.executable, str(EXAMPLE), *args],
-        capture_output=True,
-        text=True,
-        cwd=finished,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == shown.splitlines()

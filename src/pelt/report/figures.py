@@ -28,7 +28,13 @@ from pelt.report.pipeline import stage_times  # noqa: E402
 from pelt.report.tables import read_result  # noqa: E402
 
 logger = logging.getLogger(__name__)
-matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "pelt"})
+matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "pelt"})
+# Every figure is WIDTH inches wide: Snakemake's report shows an image at its own size, shrunk to fit
+# its content panel (1,000 px in a 1,280 px window, less in a smaller one), so a figure of 10 in
+# (960 px) is drawn 1:1 there and its smallest text, LABEL pt (bar values, legends), is 13 px.
+# Wider figures were shrunk: at 14 in, 8 pt labels showed at 8 px.
+WIDTH = 10.0
+LABEL = 10
 # Colour-blind-safe palette (Okabe & Ito), one colour per variant or series.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 VARIANT_COLOURS = {
@@ -58,8 +64,9 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def _bar_labels(ax: plt.Axes, bars, values: Sequence[float | None]) -> None:
-    ax.bar_label(bars, labels=["" if v is None else f"{v:.1f}" for v in values], padding=2, fontsize=8)
+def _bar_labels(ax: plt.Axes, bars, values: Sequence[float | None], rotation: float = 0) -> None:
+    labels = ["" if v is None else f"{v:.1f}" for v in values]
+    ax.bar_label(bars, labels=labels, padding=2, fontsize=LABEL, rotation=rotation)
 
 
 def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
@@ -73,11 +80,12 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
     if not bucketed:
         raise ValueError("no LAMA result has frequency buckets (they need the entity table)")
     models = sorted({str(r["model"]) for r in bucketed})
+    # One row per model, so that a panel keeps the report's width whatever the number of models.
     fig, axes = plt.subplots(
-        1, len(models), figsize=(6.5 * len(models), 4), layout="constrained", squeeze=False, sharey=True
+        len(models), 1, figsize=(WIDTH, 4.5 * len(models)), layout="constrained", squeeze=False, sharey=True
     )
     tops = []
-    for ax, model in zip(axes[0], models):
+    for ax, model in zip(axes[:, 0], models):
         runs = [r for r in bucketed if str(r["model"]) == model]
         runs.sort(key=lambda r: list(VARIANT_COLOURS).index(r["variant"]) if r["variant"] in VARIANT_COLOURS else 9)
         buckets = [b for b in runs[0]["buckets"] if runs[0]["buckets"][b]["facts"]]
@@ -88,21 +96,32 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
             macros = [_percent(r["buckets"][b].get("macro_p_at_1")) for b in buckets]
             tops += [v for v in values + macros if v is not None]
             positions = x + (i - (len(runs) - 1) / 2) * width
-            bars = ax.bar(
+            ax.bar(
                 positions,
                 [0 if v is None else v for v in values],
                 width,
                 label=r["variant"],
                 color=VARIANT_COLOURS.get(r["variant"], COLOURS[i % len(COLOURS)]),
             )
-            _bar_labels(ax, bars, values)
+            for p, v, m in zip(positions, values, macros):  # the value above its bar and its tick
+                if v is not None:
+                    top = max(v, m if m is not None else v)
+                    ax.annotate(
+                        f"{v:.1f}",
+                        (p, top),
+                        xytext=(0, 3),
+                        textcoords="offset points",
+                        ha="center",
+                        va="bottom",
+                        fontsize=LABEL,
+                    )
             drawn = [(p, m) for p, m in zip(positions, macros) if m is not None]
             if drawn:
                 ax.plot(
                     *zip(*drawn),
                     "_",
                     color="black",
-                    markersize=300 * width / len(buckets),  # about the bar's width: a panel is ~370 pt wide
+                    markersize=520 * width / len(buckets),  # about the bar's width: a panel is ~560 pt wide
                     markeredgewidth=2,
                     label="macro over relations (ours)" if i == 0 else None,
                     linestyle="none",
@@ -116,17 +135,17 @@ def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: s
                 ax.plot(*zip(*points), marker, color="black", label=f"paper {variant}", linestyle="none")
         ax.set_xticks(x, [f"{b}\nn={runs[0]['buckets'][b]['facts']}" for b in buckets])
         ax.set_xlabel("subject's mentions in the corpus (T-REx facts)")
+        ax.set_ylabel("P@1 per fact (%), as the paper")
         ax.set_title(f"{model}: LAMA T-REx P@1 by subject frequency")
-    axes[0][0].set_ylabel("P@1 per fact (%), as the paper")
     axes[0][0].set_ylim(0, _top(tops))
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    axes[0][0].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     _save(fig, out_svg)
 
 
 def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
     """LAMA macro P@1 of the pelt variant against the norm L, per model: the baseline as a dashed line,
     the chosen L as a star (with every L that ties with it), the paper's L as a dotted line."""
-    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
     all_norms: set[float] = set()
     for i, path in enumerate(sweep_jsons):
         sweep = read_result(path)
@@ -146,7 +165,7 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
             (sweep["chosen_norm"], best),
             textcoords="offset points",
             xytext=(8, 8),
-            fontsize=8,
+            fontsize=LABEL,
         )
         paper_norm = PAPER_NORMS.get(paper_model(sweep["model"]) or "")
         if paper_norm is not None:
@@ -159,7 +178,7 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
     ax.set_xlabel("norm L of the injected vectors")
     ax.set_ylabel("LAMA macro P@1 (%), all facts")
     ax.set_title("Norm sweep: P@1 with the table at each L")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     _save(fig, out_svg)
 
 
@@ -173,9 +192,10 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
         raise ValueError(f"{summary_csv}: no results")
     columns = list(dict.fromkeys((r["benchmark"], r["setting"]) for r in rows))
     series = list(dict.fromkeys((r["model"], r["variant"]) for r in rows))
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(columns) * len(series) / 2 + 2), 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
     x = np.arange(len(columns))
     width = 0.8 / len(series)
+    narrow = len(columns) * len(series) > 16  # bars under ~0.35 in: a value across one would cover the next
     tops = []
 
     def number(text: str) -> float | None:
@@ -195,7 +215,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
             label=f"{model} {variant}" + (" (± std over seeds)" if any(stds) else ""),
             color=VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)]) if len(series) <= 2 else COLOURS[i],
         )
-        _bar_labels(ax, bars, means)
+        _bar_labels(ax, bars, means, rotation=90 if narrow else 0)
         tops += [(m or 0) + (s or 0) for m, s in zip(means, stds)]
         paper = [
             (number(cells[c]["paper_mean"]), number(cells[c]["paper_std"])) if c in cells else (None, None)
@@ -216,7 +236,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, _top(tops))
     ax.set_title(" / ".join(dict.fromkeys(BENCHMARK_NAMES.get(b, b) for b, _ in columns)) + ": accuracy by setting")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     _save(fig, out_svg)
 
 
@@ -226,7 +246,8 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
     with open(coverage_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     methods = [k for k in rows[0] if k.startswith("found_by_")]
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 1.1 * len(rows)), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.5 + 1.1 * len(rows)), layout="constrained")
+    largest = max(int(row["wanted"] or 0) for row in rows) or 1
     labels = []
     colours = {"not found": "#BBBBBB"}  # one colour per series, whichever bar it is in
     for i, row in enumerate(rows):
@@ -245,24 +266,26 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
             for label, value in segs:
                 colour = colours.setdefault(label, "#BBBBBB" if label == "not found" else COLOURS[len(colours)])
                 bar = ax.barh(y, value, left=left, color=colour, label=label if i == 0 else None)
-                if value >= 0.04 * max(1, n["wanted"]):  # a number on a sliver would cover its neighbours
-                    ax.bar_label(bar, labels=[str(value)], label_type="center", fontsize=8)
+                if value >= 0.06 * largest:  # a number on a sliver would cover its neighbours or the axis
+                    ax.bar_label(bar, labels=[str(value)], label_type="center", fontsize=LABEL)
                 left += value
+            ax.annotate(f"{left:,}", (left, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=LABEL)
         labels += [f"{row['domain']} / {row['model']}: linked by", f"{row['domain']} / {row['model']}: vector"]
     ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlim(0, 1.12 * largest)  # room for each row's total
     ax.invert_yaxis()
     ax.set_xlabel("task-entity names")
     ax.set_title("Task entities: how their names were linked, and how many got a vector")
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
-    ax.legend(unique.values(), unique.keys(), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(unique.values(), unique.keys(), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     _save(fig, out_svg)
 
 
 def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
     """How many entities have how many mentions in the corpus (before sampling), per domain, on a log
     scale, with the paper's frequency buckets (10, 50, 100) marked."""
-    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
     largest = 1
     for i, (domain, path) in enumerate(sorted(frequencies.items())):
         counts = np.asarray(pq.read_table(path, columns=["frequency"]).column("frequency").to_numpy())
@@ -289,7 +312,7 @@ def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg:
     ax.set_xlabel("mentions of the entity in the corpus (log scale; dotted: the paper's buckets)")
     ax.set_ylabel("entities per bin")
     ax.set_title("Entity frequency distribution")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LABEL)
     _save(fig, out_svg)
 
 
@@ -303,13 +326,13 @@ def plot_stage_times(
     took two minutes."""
     times = stage_times(logs_dir, metadata_dir)
     stages = sorted(times, key=lambda s: times[s][0])
-    fig, ax = plt.subplots(figsize=(7, 1 + 0.35 * len(stages)), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.2 + 0.4 * len(stages)), layout="constrained")
     longest = max((times[s][0] for s in stages), default=0.0)
     unit, per = ("s", 1.0) if longest < 120 else ("min", 60.0)
     values = [times[s][0] / per for s in stages]
     bars = ax.barh(range(len(stages)), values, color=COLOURS[0])
     labels = [(f"{t:.0f} s" if t < 60 else f"{t / 60:.1f} min") + f", {n} job(s)" for t, n in map(times.get, stages)]
-    ax.bar_label(bars, labels=labels, padding=3, fontsize=8)
+    ax.bar_label(bars, labels=labels, padding=3, fontsize=LABEL)
     ax.set_yticks(range(len(stages)), stages)
     ax.set_xlim(0, max(values, default=1) * 1.35 or 1)
     ax.set_xlabel(f"{'seconds' if unit == 's' else 'minutes'}, summed over the stage's jobs")

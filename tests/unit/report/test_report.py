@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -41,6 +42,15 @@ def svg_texts(svg: str | os.PathLike[str]) -> list[str]:
     return ["".join(t.itertext()) for t in ET.parse(svg).getroot().iter(f"{SVG}text")]
 
 
+def assert_legible(svg: str | os.PathLike[str]) -> None:
+    """The report's width (figures.WIDTH, 720 pt: shown 1:1 in the report's content panel at a 1,280 px
+    window) and no text under 10 pt: figures were once 14 in wide, shrunk by the report, with 8 px labels."""
+    root = ET.parse(svg).getroot()
+    assert root.get("width") == "720pt", root.get("width")
+    sizes = [float(m) for m in re.findall(r"font-size: ([\d.]+)px", ET.tostring(root, encoding="unicode"))]
+    assert sizes and min(sizes) >= 10, sorted(set(sizes))
+
+
 def _y_ticks(texts: list[str], label: str) -> list[float]:
     """The numeric tick labels just before the y axis label (matplotlib draws the y axis after the x axis)."""
     end = texts.index(label)
@@ -69,6 +79,7 @@ def test_lama_bucket_plot_has_each_variant_and_bucket_on_an_axis_that_fits(tmp_p
         _lama_result(tmp_path / "p.json", "/m/roberta-base", "pelt", [1, 0, 0], [0.14, 0.125, None]),
     ]
     plot_lama_buckets(files, tmp_path / "b.svg")
+    assert_legible(tmp_path / "b.svg")
     texts = svg_texts(tmp_path / "b.svg")
     # the bars are P@1 per fact (0/4, 1/6; 1/4, 0/6), as the paper's Table 5; the macro values are marks, unlabelled
     labels = ("0.0", "16.7", "25.0", "5.0", "10.0", "14.0", "12.5")
@@ -92,6 +103,7 @@ def test_norm_sweep_plot_marks_the_chosen_l_and_its_ties(tmp_path: Path):
     }
     (tmp_path / "s.json").write_text(json.dumps(sweep))
     plot_norm_sweep([tmp_path / "s.json"], tmp_path / "s.svg")
+    assert_legible(tmp_path / "s.svg")
     texts = svg_texts(tmp_path / "s.svg")
     i = texts.index("chosen L = 2, a tie of 2")
     assert texts[i + 1] == "(30.0 %)" and texts[:4] == ["1", "2", "3", "4"]  # L on whole-number ticks
@@ -119,6 +131,7 @@ def test_finetuning_plot_draws_means_stds_and_the_papers_numbers(tmp_path: Path)
         runs.append(path)
     write_wiki80_summary(runs, tmp_path / "w.csv", tmp_path / "w.md")
     plot_finetuning(tmp_path / "w.csv", tmp_path / "w.svg")
+    assert_legible(tmp_path / "w.svg")
     texts = svg_texts(tmp_path / "w.svg")
     assert "60.0" in texts and "65.0" in texts  # the two means
     assert "roberta-base baseline (± std over seeds)" in texts and "paper pelt" in texts and "chance" in texts
@@ -171,11 +184,13 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     assert html_rows(page)[1] == [str(v) for v in expected.values()]
     assert "<tr><td>wiki</td><td>Dee</td><td>Dean, Deb¦bie</td></tr>" in page  # named, with suggestions
     plot_coverage(tmp_path / "c.csv", tmp_path / "c.svg")
+    assert_legible(tmp_path / "c.svg")
     texts = svg_texts(tmp_path / "c.svg")
     # one unit: both bars count the 5 names (alias 1, qid 2, title 1, not found 1; then with a vector 3,
-    # found without a sentence 1, not found 1)
+    # found without a sentence 1, not found 1), each row's total at its end
     title = "Task entities: how their names were linked, and how many got a vector"
-    assert texts[texts.index("wiki / demo: vector") + 1 : texts.index(title)] == ["1", "2", "1", "1", "3", "1", "1"]
+    drawn = texts[texts.index("wiki / demo: vector") + 1 : texts.index(title)]
+    assert drawn == ["1", "2", "1", "1", "5", "3", "1", "1", "5"]
     assert "task-entity names" in texts and "found, no sentence" in texts
 
 
@@ -292,6 +307,7 @@ def test_frequency_plot_counts_every_entity(tmp_path: Path):
     frequencies = [1, 1, 2, 3, 9, 10, 11, 60, 120, 5000]
     pq.write_table(pa.table({"entity_id": [str(i) for i in range(10)], "frequency": frequencies}), tmp_path / "f")
     plot_frequencies({"wiki": tmp_path / "f"}, tmp_path / "f.svg")
+    assert_legible(tmp_path / "f.svg")
     assert "wiki: 10 entities, median 9.5 mentions" in svg_texts(tmp_path / "f.svg")
 
 
@@ -327,6 +343,7 @@ def test_stage_times_from_pelt_and_spark_log_lines(tmp_path: Path):
     times = stage_times(logs, metadata)
     assert times == {"linking": (pytest.approx(141.0), 1), "eval/lama": (pytest.approx(2.25), 2)}
     plot_stage_times(logs, tmp_path / "t.svg", metadata)
+    assert_legible(tmp_path / "t.svg")
     texts = svg_texts(tmp_path / "t.svg")
     assert "2.4 min, 1 job(s)" in texts and "2 s, 2 job(s)" in texts
     assert "minutes, summed over the stage's jobs" in texts
@@ -394,6 +411,21 @@ def test_headline_has_each_benchmark_with_the_papers_numbers_meanings_and_flags(
     )
     assert len(flags) == 2 and "only 40 of 1000 facts" in flags[0] and "at chance" in flags[1]
     assert html.count('<p class="flag">') == 2
+
+
+def test_the_headline_leaves_out_the_papers_columns_for_a_model_it_does_not_report(tmp_path: Path):
+    runs = []
+    for variant, accuracy in (("baseline", 0.5), ("pelt", 0.6)):
+        path = _fewrel(tmp_path, variant, 1, accuracy)
+        path.write_text(path.read_text().replace("/m/roberta-base", "results/models/demo"))
+        runs.append(path)
+    write_headline([], [], runs, tmp_path / "h.html")
+    html = (tmp_path / "h.html").read_text()
+    assert html_rows(html)[:2] == [
+        ["Benchmark", "Baseline", "pelt", "Δ"],
+        ["FewRel 1.0 5-1 accuracy", "50.0", "60.0", "+10.0"],
+    ]
+    assert "Paper" not in html and "the paper reports no result for this model" in html
 
 
 @pytest.mark.parametrize(
