@@ -183,60 +183,68 @@ def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str 
 
 
 def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
-    """FewRel or Wiki80 accuracy (%) per setting, baseline and pelt bars per model with the standard
-    deviation over seeds as error bars, the paper's mean ± std as black markers and chance as a red tick.
-    Reads the summary CSV (:func:`pelt.report.finetuning_summary.write_fewrel_summary` or ``write_wiki80_summary``)."""
+    """FewRel or Wiki80 accuracy (%) per setting, one panel per model (so that a panel keeps the report's
+    width whatever the number of models), one bar per variant in its colour with the standard deviation
+    over seeds as error bars, the paper's mean ± std as black markers and chance as a red tick. Reads the
+    summary CSV (:func:`pelt.report.finetuning_summary.write_fewrel_summary` or ``write_wiki80_summary``)."""
     with open(summary_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ValueError(f"{summary_csv}: no results")
     columns = list(dict.fromkeys((r["benchmark"], r["setting"]) for r in rows))
-    series = list(dict.fromkeys((r["model"], r["variant"]) for r in rows))
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    fig, axes = plt.subplots(
+        len(models), 1, figsize=(WIDTH, 4.5 * len(models)), layout="constrained", squeeze=False, sharey=True
+    )
     x = np.arange(len(columns))
-    width = 0.8 / len(series)
-    narrow = len(columns) * len(series) > 16  # bars under ~0.35 in: a value across one would cover the next
     tops = []
+    benchmarks = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(b, b) for b, _ in columns))
 
     def number(text: str) -> float | None:
         return float(text) * 100 if text not in ("", None) else None
 
-    for i, (model, variant) in enumerate(series):
-        cells = {(r["benchmark"], r["setting"]): r for r in rows if (r["model"], r["variant"]) == (model, variant)}
-        means = [number(cells[c]["accuracy_mean"]) if c in cells else None for c in columns]
-        stds = [number(cells[c]["accuracy_std"]) if c in cells else None for c in columns]
-        offset = x + (i - (len(series) - 1) / 2) * width
-        bars = ax.bar(
-            offset,
-            [m or 0 for m in means],
-            width,
-            yerr=[s or 0 for s in stds] if any(stds) else None,
-            capsize=3,
-            label=f"{model} {variant}" + (" (± std over seeds)" if any(stds) else ""),
-            color=VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)]) if len(series) <= 2 else COLOURS[i],
-        )
-        _bar_labels(ax, bars, means, rotation=90 if narrow else 0)
-        tops += [(m or 0) + (s or 0) for m, s in zip(means, stds)]
-        paper = [
-            (number(cells[c]["paper_mean"]), number(cells[c]["paper_std"])) if c in cells else (None, None)
-            for c in columns
-        ]
-        points = [(o, m, s or 0) for o, (m, s) in zip(offset, paper) if m is not None]
-        if points:
-            ox, om, os_ = zip(*points)
-            ax.errorbar(ox, om, yerr=os_, fmt="D", color="black", markersize=4, label=f"paper {variant}")
-            tops += list(om)
-    for j, (benchmark, setting) in enumerate(columns):
-        classes = next((r.get("classes") for r in rows if (r["benchmark"], r["setting"]) == (benchmark, setting)), "")
-        chance = chance_level(benchmark, setting, int(classes) if classes else None)
-        if chance is not None:
-            ax.hlines(100 * chance, j - 0.45, j + 0.45, color="#D55E00", linestyle="--", linewidth=1)
-    ax.plot([], [], "--", color="#D55E00", label="chance")
-    ax.set_xticks(x, [f"{BENCHMARK_NAMES.get(b, b)}\n{s}" for b, s in columns])
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, _top(tops))
-    ax.set_title(" / ".join(dict.fromkeys(BENCHMARK_NAMES.get(b, b) for b, _ in columns)) + ": accuracy by setting")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
+    for ax, model in zip(axes[:, 0], models):
+        variants = list(dict.fromkeys(r["variant"] for r in rows if r["model"] == model))
+        width = 0.8 / len(variants)
+        narrow = len(columns) * len(variants) > 16  # bars under ~0.35 in: a value across one would cover the next
+        for i, variant in enumerate(variants):
+            cells = {(r["benchmark"], r["setting"]): r for r in rows if (r["model"], r["variant"]) == (model, variant)}
+            means = [number(cells[c]["accuracy_mean"]) if c in cells else None for c in columns]
+            stds = [number(cells[c]["accuracy_std"]) if c in cells else None for c in columns]
+            offset = x + (i - (len(variants) - 1) / 2) * width
+            bars = ax.bar(
+                offset,
+                [m or 0 for m in means],
+                width,
+                yerr=[s or 0 for s in stds] if any(stds) else None,
+                capsize=3,
+                label=variant + (" (± std over seeds)" if any(stds) else ""),
+                color=VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)]),  # a variant's colour in every figure
+            )
+            _bar_labels(ax, bars, means, rotation=90 if narrow else 0)
+            tops += [(m or 0) + (s or 0) for m, s in zip(means, stds)]
+            paper = [
+                (number(cells[c]["paper_mean"]), number(cells[c]["paper_std"])) if c in cells else (None, None)
+                for c in columns
+            ]
+            points = [(o, m, s or 0) for o, (m, s) in zip(offset, paper) if m is not None]
+            if points:
+                ox, om, os_ = zip(*points)
+                ax.errorbar(ox, om, yerr=os_, fmt="D", color="black", markersize=4, label=f"paper {variant}")
+                tops += list(om)
+        for j, (benchmark, setting) in enumerate(columns):
+            classes = next(
+                (r.get("classes") for r in rows if (r["benchmark"], r["setting"]) == (benchmark, setting)), ""
+            )
+            chance = chance_level(benchmark, setting, int(classes) if classes else None)
+            if chance is not None:
+                ax.hlines(100 * chance, j - 0.45, j + 0.45, color="#D55E00", linestyle="--", linewidth=1)
+        ax.plot([], [], "--", color="#D55E00", label="chance")
+        ax.set_xticks(x, [f"{BENCHMARK_NAMES.get(b, b)}\n{s}" for b, s in columns])
+        ax.set_ylabel("accuracy (%)")
+        ax.set_title(f"{model}: {benchmarks} accuracy by setting")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
+    axes[0][0].set_ylim(0, _top(tops))
     _save(fig, out_svg)
 
 

@@ -134,9 +134,48 @@ def test_finetuning_plot_draws_means_stds_and_the_papers_numbers(tmp_path: Path)
     assert_legible(tmp_path / "w.svg")
     texts = svg_texts(tmp_path / "w.svg")
     assert "60.0" in texts and "65.0" in texts  # the two means
-    assert "roberta-base baseline (± std over seeds)" in texts and "paper pelt" in texts and "chance" in texts
+    assert "baseline (± std over seeds)" in texts and "paper pelt" in texts and "chance" in texts
+    assert "roberta-base: Wiki80 accuracy by setting" in texts  # a panel per model, named
     # the highest thing drawn is the paper's pelt, 65.6 + 1.0 (and the baseline's mean + std, 60 + 14.1)
     assert 70 <= max(_y_ticks(texts, "accuracy (%)")) <= 90
+
+
+def test_finetuning_plot_of_the_papers_grid_has_a_panel_per_model_and_a_colour_per_variant(tmp_path: Path):
+    """Three models, five variants, four settings (the paper's FewRel with controls): every variant its
+    colour in each model's panel, values upright where they no longer fit a bar."""
+    fields = ["benchmark", "model", "variant", "setting", "accuracy_mean", "accuracy_std", "paper_mean", "paper_std"]
+    variants = ("baseline", "pelt", "permuted", "random", "swapped")
+    with (tmp_path / "f.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fields)
+        writer.writeheader()
+        for model in ("roberta-base", "bert-base-uncased", "bart-base"):
+            for variant in variants:
+                for setting in ("5-1", "5-5", "10-1", "10-5"):
+                    writer.writerow(
+                        dict(
+                            benchmark="fewrel1",
+                            model=model,
+                            variant=variant,
+                            setting=setting,
+                            accuracy_mean=0.5,
+                            accuracy_std="",
+                            paper_mean="",
+                            paper_std="",
+                        )
+                    )
+    plot_finetuning(tmp_path / "f.csv", tmp_path / "f.svg")
+    assert_legible(tmp_path / "f.svg")
+    legend = next(g for g in ET.parse(tmp_path / "f.svg").getroot().iter(f"{SVG}g") if g.get("id") == "legend_1")
+    fills = {
+        style.split("fill: ")[1].split(";")[0]
+        for path in legend.iter(f"{SVG}path")
+        if "fill: #" in (style := path.get("style") or "") and "fill: #ffffff" not in style
+    }
+    assert len(fills) == len(variants), fills
+    texts = svg_texts(tmp_path / "f.svg")
+    assert [t for t in texts if t.endswith("accuracy by setting")] == [
+        f"{m}: FewRel 1.0 accuracy by setting" for m in ("roberta-base", "bert-base-uncased", "bart-base")
+    ]
 
 
 def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
