@@ -162,11 +162,13 @@ def native_bf16(device: torch.device) -> bool:
     """Whether bf16 is worth computing in on ``device``: a GPU that supports it (as torch reports,
     which counts emulation on old GPUs too: autocast there is what pelt always did on a GPU), or a
     CPU with AVX-512 BF16 or AMX (there 2.2-2.5x the fp32 speed on the demo model's shapes). On
-    other CPUs torch emulates bf16, slower than fp32."""
+    other CPUs torch emulates bf16, slower than fp32. Torch before 2.5 cannot say (its CPU checks are
+    private and came with 2.5): there a CPU computes in fp32, the choice that is right on any CPU."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     if device.type == "cpu":
-        return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+        return any(check() for check in checks if check is not None)
     return False
 
 
