@@ -360,9 +360,10 @@ def plot_mlama(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[s
     series = list(dict.fromkeys((r["model"], r["variant"]) for r in rows))
     cells = {(r["language"], r["model"], r["variant"]): r for r in rows}
     facts = {r["language"]: r["facts"] for r in rows}
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.5 * len(languages) * len(series) + 2), 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
     x = np.arange(len(languages))
     width = 0.8 / len(series)
+    narrow = len(languages) * len(series) > 16  # a value across a bar would cover the next: upright
     tops = []
     for i, (model, variant) in enumerate(series):
         values = [
@@ -384,10 +385,10 @@ def plot_mlama(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[s
             label=f"{model} {variant}",
             color=colour,
         )
-        _bar_labels(ax, bars, values)
+        _bar_labels(ax, bars, values, rotation=90 if narrow else 0)
     ax.set_xticks(x, [f"{lang}\nn={facts[lang]}" for lang in languages])
     ax.set_ylabel("P@1 macro over relations (%)")
     ax.set_ylim(0, _top(tops))
     ax.set_title("mLAMA: P@1 per language, without and with the table")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     _save(fig, out_svg)
