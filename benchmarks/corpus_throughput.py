@@ -36,7 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -275,13 +275,13 @@ def page_titles(pages: list[DumpPage], site: SiteInfo) -> dict[str, str | None]:
     return titles
 
 
-def language_stages(pages: list[DumpPage], language: str, counts: Counter[str], repeats: int) -> dict[str, Any]:
-    """The pure-Python stages on the sample in ``language`` (:mod:`language_sample`), its site's
-    parse and its spaCy pipeline, timed as :func:`pure_python` times English's; the aliases are
-    the anchors' (name key -> resolved targets), made here instead of by ``link_wikipedia``, so
-    every language, English included, runs the same Python and no Spark."""
+def language_stages(pages: list[DumpPage], language: str, repeats: int, profiled: bool) -> dict[str, Any]:
+    """The pure-Python stages on ``pages``, the sample in ``language`` (:mod:`language_sample`),
+    with its site's parse and its spaCy pipeline, timed as :func:`pure_python` times English's;
+    the aliases are the anchors' (name key -> resolved targets), made here instead of by
+    ``link_wikipedia``, so every language, English included, runs the same Python and no Spark.
+    With ``profiled``, the slowest stage is run once more under cProfile."""
     code = language.removesuffix(":generated")
-    pages = translated(pages, language, counts)
     site = SiteInfo.for_language(code)
     articles = [p for p in pages if p.ns == 0 and p.redirect_to is None]
     cpu: dict[str, float] = {}
@@ -319,7 +319,8 @@ def language_stages(pages: list[DumpPage], language: str, counts: Counter[str], 
     work["segment"] = lambda: unseen_text_seconds(lambda r: segment_document(r, language=code), rows, 1, code)
     slowest = max(PIPELINE, key=lambda stage: cpu[stage])
     profile = cProfile.Profile()
-    profile.runcall(work[slowest])
+    if profiled:
+        profile.runcall(work[slowest])
     return {
         "language": language,
         "spacy": spacy_language(code),
@@ -333,7 +334,7 @@ def language_stages(pages: list[DumpPage], language: str, counts: Counter[str], 
         "name_occurrences": sum(map(len, names)),
         "names_linked": sum(map(len, linked)),
         "profiled_stage": slowest,
-        "profile_top": top_functions(profile, 8),
+        "profile_top": top_functions(profile, 8) if profiled else [],
     }
 
 
@@ -515,15 +516,24 @@ def main_languages(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     pages = list(iter_dump_pages(dump))
     counts = english_words(p.text for p in pages)
+    samples = {language: translated(pages, language, counts) for language in languages}
+    rounds: list[list[dict[str, Any]]] = []
+    for round_ in range(args.rounds):  # every language once a round: a change of load hits them all
+        rounds.append([language_stages(samples[lang], lang, args.repeats, profiled=not round_) for lang in languages])
+        for result in rounds[-1]:
+            cpu = ", ".join(f"{k} {v:.2f} s" for k, v in result["cpu_s"].items())
+            print(f"round {round_ + 1}, {result['language']}: {cpu}", flush=True)
     results = []
-    for language in languages:
-        results.append(language_stages(pages, language, counts, args.repeats))
-        cpu = results[-1]["cpu_s"]
-        print(f"{language}: {', '.join(f'{k} {v:.2f} s' for k, v in cpu.items())}", flush=True)
+    for first, *others in zip(*rounds):
+        runs = [r["cpu_s"] for r in (first, *others)]
+        first["cpu_s_rounds"] = runs
+        first["cpu_s"] = {stage: round(statistics.median(run[stage] for run in runs), 3) for stage in first["cpu_s"]}
+        results.append(first)
     text = languages_report(results)
     result = {
         "dump": args.dump,
         "repeats": args.repeats,
+        "rounds": args.rounds,
         "machine": machine(load_before),
         "languages": results,
         "seconds": round(time.perf_counter() - started, 1),
@@ -538,6 +548,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", default=DUMP, help="one dump file or glob, relative to the repo root")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="--languages: rounds over all languages (median)")
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
     parser.add_argument("--out", default=None, help="default results/benchmarks/corpus_throughput[_languages].json")
     parser.add_argument(
