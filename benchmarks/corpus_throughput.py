@@ -19,6 +19,16 @@ for each ``--masters`` (``local[N]``): per-core rates divide by N; the Spark job
 of one linking run are counted. The slowest pure-Python stage is profiled with cProfile.
 
     python benchmarks/corpus_throughput.py --out results/benchmarks/corpus_throughput.json
+
+``--languages de fr zh ...`` measures instead the pure-Python stages per language, English first
+as the reference, in one run and one table (chars/s/core of parse, split and link, and the ratio
+to English's): the sample is made in each language by :mod:`language_sample` (markup and links
+kept, words replaced), parsed with the language's site facts and split and linked with its spaCy
+pipeline; the aliases come from the anchors, without Spark. ``--rounds`` runs every language once
+a round and keeps the median, so that a change of load hits every language alike.
+
+    python benchmarks/corpus_throughput.py --languages en:generated de fr es it nl pt ru zh ar he xx \
+        --repeats 1 --rounds 3
 """
 
 from __future__ import annotations
