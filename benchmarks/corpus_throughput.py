@@ -19,6 +19,16 @@ for each ``--masters`` (``local[N]``): per-core rates divide by N; the Spark job
 of one linking run are counted. The slowest pure-Python stage is profiled with cProfile.
 
     python benchmarks/corpus_throughput.py --out results/benchmarks/corpus_throughput.json
+
+``--languages de fr zh ...`` measures instead the pure-Python stages per language, English first
+as the reference, in one run and one table (chars/s/core of parse, split and link, and the ratio
+to English's): the sample is made in each language by :mod:`language_sample` (markup and links
+kept, words replaced), parsed with the language's site facts and split and linked with its spaCy
+pipeline; the aliases come from the anchors, without Spark. ``--rounds`` runs every language once
+a round and keeps the median, so that a change of load hits every language alike.
+
+    python benchmarks/corpus_throughput.py --languages en:generated de fr es it nl pt ru zh ar he xx \
+        --repeats 1 --rounds 3
 """
 
 from __future__ import annotations
@@ -44,21 +54,29 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from pelt.corpus.documents import expand_paths
-from pelt.corpus.dump import iter_dump_pages
+from pelt.corpus.dump import DumpPage, iter_dump_pages
+from pelt.corpus.site import SiteInfo
+from pelt.corpus.titles import is_disambiguation, normalize_title
 from pelt.corpus.wikipedia import build_wikipedia_corpus
 from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.linking import sentences
 from pelt.linking.candidates import longest_names
 from pelt.linking.heuristic import heuristic_links
+from pelt.linking.languages import spacy_language, spacy_languages
 from pelt.linking.link import link_wikipedia
 from pelt.linking.names import BloomFilter, candidate_names, name_filter, name_key
 from pelt.linking.segmentation import document_anchors, segment_document, valid_anchors
-from pelt.linking.sentences import Tokens, nlp, sentence_spans, tokenize
+from pelt.linking.sentences import Tokens, sentence_spans, tokenize
 from pelt.linking.titles import resolve_titles
 from pelt.spark import get_spark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from language_sample import english_words, translated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DUMP = "../shared/data/wikipedia_dump_sample/*.bz2"
 TARGET = 1_000_000  # chars/s/core for parse + split + link (issue 3)
+LANGUAGES = "en, en:generated, de, fr, es, it, nl, pt, ru, zh, ar, he, xx, or any code of spacy.lang"
 PIPELINE = ("parse", "anchors", "segment", "names", "heuristic")  # read is reported beside: it is I/O + C code
 
 
@@ -73,7 +91,7 @@ def cpu_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]
 
 
 def unseen_text_seconds(
-    fn: Callable[[dict], Any], rows: list[dict], repeats: int
+    fn: Callable[[dict], Any], rows: list[dict], repeats: int, language: str = "en"
 ) -> tuple[float, list[float], list[Any]]:
     """Median CPU seconds of ``fn(row)`` over all ``rows`` as a worker that never saw them runs it.
 
@@ -81,16 +99,17 @@ def unseen_text_seconds(
     the same sample would measure a cache that holds exactly its words. Each half of the rows is
     timed in a new pipeline that has tokenized only the other half: cached common words, unseen
     rare ones, as in a Spark worker that has processed other documents (with only 53 documents
-    seen, the cache is colder than a long-running worker's).
+    seen, the cache is colder than a long-running worker's). ``language``: the pipeline that ``fn``
+    tokenizes with.
     """
     times = []
     out: list[Any] = [None] * len(rows)
     for _ in range(repeats):
         total = 0.0
         for parity in (0, 1):
-            nlp.cache_clear()
+            sentences._pipelines.pop(language, None)  # the next nlp(language) builds a new one
             for row in rows[1 - parity :: 2]:
-                tokenize(row["text"])
+                tokenize(row["text"], language)
             start = time.process_time()
             for i in range(parity, len(rows), 2):
                 out[i] = fn(rows[i])
@@ -251,6 +270,126 @@ def pure_python(dump: str, aliases_path: str, pages_path: str, repeats: int) -> 
     }
 
 
+def page_titles(pages: list[DumpPage], site: SiteInfo) -> dict[str, str | None]:
+    """The entity each title names, as ``resolve_titles`` without Spark: an article itself, a
+    disambiguation page none, a redirect its target's (one hop)."""
+    titles: dict[str, str | None] = {}
+    for page in pages:
+        if page.ns == 0 and page.redirect_to is None:
+            title = normalize_title(page.title)
+            titles[title] = None if is_disambiguation(page.text, site) else title
+    for page in pages:
+        if page.ns == 0 and page.redirect_to is not None:
+            target = normalize_title(page.redirect_to)
+            titles[normalize_title(page.title)] = titles.get(target, target)
+    return titles
+
+
+def language_stages(pages: list[DumpPage], language: str, repeats: int, profiled: bool) -> dict[str, Any]:
+    """The pure-Python stages on ``pages``, the sample in ``language`` (:mod:`language_sample`),
+    with its site's parse and its spaCy pipeline, timed as :func:`pure_python` times English's;
+    the aliases are the anchors' (name key -> resolved targets), made here instead of by
+    ``link_wikipedia``, so every language, English included, runs the same Python and no Spark.
+    With ``profiled``, the slowest stage is run once more under cProfile."""
+    code = language.removesuffix(":generated")
+    site = SiteInfo.for_language(code)
+    articles = [p for p in pages if p.ns == 0 and p.redirect_to is None]
+    cpu: dict[str, float] = {}
+    cpu["parse"], _, parsed = cpu_seconds(lambda: [wikitext_to_plain(p.text, site) for p in articles], repeats)
+    rows = [
+        {
+            "doc_id": str(p.page_id),
+            "title": normalize_title(p.title),
+            "text": text,
+            "links": [{"start": link.start, "end": link.end, "target": link.target} for link in links],
+        }
+        for p, (text, links) in zip(articles, parsed, strict=True)
+    ]
+    cpu["anchors"], _, aliases = cpu_seconds(lambda: [document_anchors(r) for r in rows], repeats)
+    cpu["tokenize"], _, tokens = unseen_text_seconds(lambda r: tokenize(r["text"], code), rows, repeats, code)
+    cpu["segment"], _, segments = unseen_text_seconds(
+        lambda r: segment_document(r, language=code)[0], rows, repeats, code
+    )
+    spans = [sentence_spans(r["text"], t) for r, t in zip(rows, tokens, strict=True)]
+    blocked = [[(start, end) for start, end, _ in valid_anchors(r["text"], r["links"])[0]] for r in rows]
+    titles = page_titles(pages, site)
+    name_entities: dict[str, set[str]] = defaultdict(set)
+    for anchor in (a for doc in aliases for a in doc):
+        key, entity = name_key(anchor["text"], code), titles.get(anchor["target"], anchor["target"])
+        if key and entity is not None:
+            name_entities[key].add(entity)
+    bloom = name_filter(sorted(name_entities))
+    work = {"names": lambda: find_names(rows, tokens, spans, blocked, bloom, set(name_entities))}
+    cpu["names"], _, names = cpu_seconds(work["names"], repeats)
+    inputs = heuristic_inputs(segments, names, name_entities, titles)
+    work["heuristic"] = lambda: [heuristic_links(*i, max_iterations=10) for i in inputs]
+    cpu["heuristic"], _, linked = cpu_seconds(work["heuristic"], repeats)
+    work["parse"] = lambda: [wikitext_to_plain(p.text, site) for p in articles]
+    work["anchors"] = lambda: [document_anchors(r) for r in rows]
+    work["segment"] = lambda: unseen_text_seconds(lambda r: segment_document(r, language=code), rows, 1, code)
+    slowest = max(PIPELINE, key=lambda stage: cpu[stage])
+    profile = cProfile.Profile()
+    if profiled:
+        profile.runcall(work[slowest])
+    return {
+        "language": language,
+        "spacy": spacy_language(code),
+        "cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+        "articles": len(articles),
+        "wikitext_chars": sum(len(p.text) for p in articles),
+        "plain_chars": sum(len(r["text"]) for r in rows),
+        "tokens": sum(len(t) for t in tokens),
+        "sentences": sum(len(s["sentences"]) for s in segments),
+        "aliases": len(name_entities),
+        "name_occurrences": sum(map(len, names)),
+        "names_linked": sum(map(len, linked)),
+        "profiled_stage": slowest,
+        "profile_top": top_functions(profile, 8) if profiled else [],
+    }
+
+
+def languages_report(results: list[dict[str, Any]]) -> str:
+    """The table of chars/s/core per language and stage, and each language's ratio to English's."""
+    english = next(r for r in results if r["language"] == "en")
+
+    def rates(r: dict[str, Any]) -> dict[str, float]:
+        cpu = r["cpu_s"]
+        link = cpu["anchors"] + cpu["names"] + cpu["heuristic"]
+        total = cpu["parse"] + cpu["segment"] + link
+        return {
+            "parse": r["wikitext_chars"] / cpu["parse"],
+            "split": r["plain_chars"] / cpu["segment"],
+            "link": r["plain_chars"] / link,
+            "total": r["wikitext_chars"] / total,
+            "cpu": total,
+        }
+
+    base = rates(english)
+    lines = [
+        "| language | spaCy | wikitext chars | tokens | sentences | names found / linked | parse | split | link "
+        "| **parse+split+link** | ratio to en | en's CPU s / this CPU s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        rate = r["rates"] = rates(r)
+        r["ratio_to_en"] = round(rate["total"] / base["total"], 3)
+        lines.append(
+            f"| {r['language']} | {r['spacy']} | {r['wikitext_chars']:,} | {r['tokens']:,} | {r['sentences']:,} | "
+            f"{r['name_occurrences']:,} / {r['names_linked']:,} | {rate['parse'] / 1e6:.2f} M | "
+            f"{rate['split'] / 1e6:.2f} M | {rate['link'] / 1e6:.2f} M | **{rate['total'] / 1e6:.2f} M** | "
+            f"{r['ratio_to_en']:.2f} | {base['cpu'] / rate['cpu']:.2f} |"
+        )
+    below = [r for r in results if r["ratio_to_en"] < 0.5]
+    for r in below:
+        lines += ["", f"{r['language']}: below half of English's; cProfile of `{r['profiled_stage']}`:", ""]
+        lines += ["| function | calls | own s | cumulative s | own share |", "|---|---|---|---|---|"]
+        lines += [
+            f"| `{f['function']}` | {f['calls']} | {f['own_s']} | {f['cumulative_s']} | {f['own_share']:.1%} |"
+            for f in r["profile_top"]
+        ]
+    return "\n".join(lines)
+
+
 def job_counts(spark: Any, group: str) -> dict[str, int]:
     """Spark jobs, stages and tasks run under a job group: the fixed costs a small input pays."""
     tracker = spark.sparkContext.statusTracker()
@@ -357,13 +496,81 @@ def report(py: dict[str, Any], spark: dict[str, Any]) -> tuple[str, dict[str, An
     return "\n".join(lines), derived
 
 
+def machine(load_before: tuple[float, float, float]) -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def write(result: dict[str, Any], path: str) -> Path:
+    out = Path(path) if Path(path).is_absolute() else REPO / path
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    return out
+
+
+def main_languages(args: argparse.Namespace) -> None:
+    """``--languages``: each language's pure-Python stages, one table, English the reference."""
+    languages = list(dict.fromkeys(["en", *args.languages]))
+    for language in languages:
+        code = language.removesuffix(":generated")
+        if language != "en" and code == language and code not in spacy_languages():
+            raise SystemExit(f"--languages: {language!r} is not a spaCy language ({', '.join(spacy_languages())})")
+    logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    (dump,) = expand_paths([str(REPO / args.dump)])
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    pages = list(iter_dump_pages(dump))
+    counts = english_words(p.text for p in pages)
+    samples = {language: translated(pages, language, counts) for language in languages}
+    rounds: list[list[dict[str, Any]]] = []
+    for round_ in range(args.rounds):  # every language once a round: a change of load hits them all
+        rounds.append([language_stages(samples[lang], lang, args.repeats, profiled=not round_) for lang in languages])
+        for result in rounds[-1]:
+            cpu = ", ".join(f"{k} {v:.2f} s" for k, v in result["cpu_s"].items())
+            print(f"round {round_ + 1}, {result['language']}: {cpu}", flush=True)
+    results = []
+    for first, *others in zip(*rounds):
+        runs = [r["cpu_s"] for r in (first, *others)]
+        first["cpu_s_rounds"] = runs
+        first["cpu_s"] = {stage: round(statistics.median(run[stage] for run in runs), 3) for stage in first["cpu_s"]}
+        results.append(first)
+    text = languages_report(results)
+    result = {
+        "dump": args.dump,
+        "repeats": args.repeats,
+        "rounds": args.rounds,
+        "machine": machine(load_before),
+        "languages": results,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    out = write(result, args.out or "results/benchmarks/corpus_throughput_languages.json")
+    print(text)
+    print(f"load average before {result['machine']['loadavg_before']}, after {result['machine']['loadavg_after']}")
+    print(f"written {out} ({result['seconds']} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", default=DUMP, help="one dump file or glob, relative to the repo root")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="--languages: rounds over all languages (median)")
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
-    parser.add_argument("--out", default="results/benchmarks/corpus_throughput.json")
+    parser.add_argument("--out", default=None, help="default results/benchmarks/corpus_throughput[_languages].json")
+    parser.add_argument(
+        "--languages",
+        nargs="+",
+        help="instead of the English stages and Spark: the pure-Python stages on the sample made in each "
+        f"language (language_sample.py; en is the sample itself, en:generated the method on English): {LANGUAGES}",
+    )
     args = parser.parse_args()
+    if args.languages:
+        main_languages(args)
+        return
     for master in args.masters:
         if not re.fullmatch(r"local\[\d+\]", master):
             parser.error(f"--masters takes local[N] masters (per-core rates need N), got {master!r}")
@@ -378,21 +585,13 @@ def main() -> None:
     result = {
         "dump": args.dump,
         "repeats": args.repeats,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine(load_before),
         "pure_python": py,
         "spark": spark,
         "derived": derived,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    out = Path(args.out) if Path(args.out).is_absolute() else REPO / args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out = write(result, args.out or "results/benchmarks/corpus_throughput.json")
     print(text)
     for master, m in spark.items():  # the pure-Python reproduction must do the pipeline's work
         spark_linked = sum(v for k, v in m["link_counts"].items() if k.startswith("heuristic_names_iteration_"))

@@ -42,3 +42,31 @@ def test_a_titles_copy_reads_as_the_sample_with_every_link_its_own(shared_data: 
     # the sample has the links the first replication missed: article targets with a colon, and
     # links made by templates ({{HMS|Ajax|22}})
     assert texts > 100 and links > 20_000 and colon > 20
+
+
+def test_a_language_sample_keeps_the_english_samples_markup_and_links(shared_data: Path) -> None:
+    """The per-language throughput reads the sample made in each language (benchmarks/language_sample.py):
+    a page parses to as many anchors as the English one, each pointing at the English target's
+    translation, with the language's letters in the text."""
+    import re
+    from itertools import islice
+
+    import language_sample
+
+    from pelt.corpus.dump import iter_dump_pages
+    from pelt.corpus.site import SiteInfo
+    from pelt.corpus.titles import normalize_title
+
+    (dump,) = (shared_data / "wikipedia_dump_sample").glob("*.bz2")
+    pages = [p for p in islice(iter_dump_pages(dump), 30) if p.ns == 0 and p.redirect_to is None][:4]
+    counts = language_sample.english_words(p.text for p in pages)
+    # the language's letters, and at least which share of the text they make
+    letters = {"de": ("[äöüß]", 0.001), "zh": ("[\u4e00-\u9fff]", 0.2), "ar": ("[\u0600-\u06ff]", 0.2)}
+    letters["ru"] = ("[а-я]", 0.2)
+    for language, (pattern, share) in letters.items():
+        translation = language_sample.Translation(language, counts)
+        for page in pages:
+            _, anchors = wikitext_to_plain(page.text)
+            text, translated = wikitext_to_plain(translation.text(page.text), SiteInfo.for_language(language))
+            assert [a.target for a in translated] == [normalize_title(translation.text(a.target)) for a in anchors]
+            assert len(re.findall(pattern, text)) > share * len(text), (language, page.title)

@@ -79,6 +79,24 @@ def test_chinese_is_split_into_sentences_and_an_unlinked_mention_is_linked():
     assert english["sentences"] == [CHINESE] and english["candidates"] == []
 
 
+def test_chinese_characters_are_spacys_tokens_in_linear_time():
+    """pelt's character tokenizer makes spaCy's ``char`` segmenter's tokens and whitespace (spaCy's
+    is quadratic in a line's length): on random lines of characters, spaces, other whitespace and
+    Latin letters, and on a long line."""
+    import random
+
+    import spacy
+
+    ours, spacys = nlp("zh").tokenizer, spacy.blank("zh").tokenizer
+    assert type(ours).__name__ == "CharacterTokenizer"
+    pieces = ["北", "京", "。", "a", "B", "1", " ", "  ", "\t", "\u00a0", "\u3000", "x y", "é", "(", "𠀀"]
+    rng = random.Random(0)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 20))) for _ in range(500)]
+    for text in [*texts, "".join(texts), " 北京 ", "  ", ""]:
+        expected = [(t.text, t.idx, t.whitespace_) for t in spacys(text)]
+        assert [(t.text, t.idx, t.whitespace_) for t in ours(text)] == expected, repr(text)
+
+
 @pytest.mark.parametrize(
     ("language", "text", "expected", "name"),
     [

@@ -554,6 +554,28 @@ def phrase_matcher_names(sentences: list[str], aliases: list[str]) -> list[tuple
     return names
 
 
+def test_longest_names_keep_the_longest_then_leftmost_of_overlapping_occurrences():
+    """Against the rule checked on every kept span (what ``longest_names`` did before it checked only
+    the neighbours): random nested and overlapping occurrences, as a Chinese sentence has."""
+    import random
+
+    def reference(found):
+        chosen = []
+        for f in sorted(found, key=lambda f: (-f["n_tokens"], f["start"], f["name"])):
+            if all(f["end"] <= c["start"] or c["end"] <= f["start"] for c in chosen):
+                chosen.append(f)
+        return [(c["start"], c["end"], c["name"]) for c in sorted(chosen, key=lambda c: c["start"])]
+
+    rng = random.Random(0)
+    for _ in range(2000):
+        found = []
+        for _ in range(rng.randint(0, 25)):
+            start, length, n_tokens = rng.randint(0, 30), rng.randint(1, 8), rng.randint(1, 5)
+            found.append({"start": start, "end": start + length, "n_tokens": n_tokens, "name": rng.choice("aAb")})
+        kept = longest_names({"doc_id": "d", "sent_idx": 0, "found": found})
+        assert [(n["start"], n["end"], n["name"]) for n in kept] == reference(found)
+
+
 def test_names_match_spacys_phrase_matcher():
     # "root" and "dep" are spaCy symbols: their token ids are small numbers, not string hashes.
     aliases = ["New York", "New York City", "York", "City Hall", "U.S.", "IL-6", "Paris", "the Who", "A", "root", "dep"]
