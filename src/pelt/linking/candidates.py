@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from typing import Any
 
 from pyspark import StorageLevel
@@ -107,23 +108,24 @@ def longest_names(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     The kept spans never overlap, so they are kept in order of their starts (and so of their ends)
     and a span is checked against its two neighbours only: in a language tokenized per character
     (Chinese) a sentence holds hundreds of nested occurrences, which a check against every kept
-    span made quadratic."""
+    span made quadratic. The order is made by two stable sorts on C key functions (by start and
+    name, then by decreasing length), with no Python call per occurrence."""
+    found = sorted(row["found"], key=itemgetter("start", "name"))
+    found.sort(key=itemgetter("n_tokens"), reverse=True)  # reverse keeps equal ones in order
     chosen: list[Mapping[str, Any]] = []
     starts: list[int] = []
-    for found in sorted(row["found"], key=lambda f: (-f["n_tokens"], f["start"], f["name"])):
-        i = bisect_right(starts, found["start"])
-        if (i and chosen[i - 1]["end"] > found["start"]) or (i < len(chosen) and chosen[i]["start"] < found["end"]):
+    ends: list[int] = []
+    for occurrence in found:
+        start, end = occurrence["start"], occurrence["end"]
+        i = bisect_right(starts, start)
+        if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
             continue
-        starts.insert(i, found["start"])
-        chosen.insert(i, found)
+        starts.insert(i, start)
+        ends.insert(i, end)
+        chosen.insert(i, occurrence)
+    doc_id, sent_idx = row["doc_id"], row["sent_idx"]
     return [
-        {
-            "doc_id": row["doc_id"],
-            "sent_idx": row["sent_idx"],
-            "start": c["start"],
-            "end": c["end"],
-            "name": c["name"],
-        }
+        {"doc_id": doc_id, "sent_idx": sent_idx, "start": c["start"], "end": c["end"], "name": c["name"]}
         for c in chosen
     ]
 

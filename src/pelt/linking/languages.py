@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
+import numpy as np
 import spacy
 import spacy.lang
 from spacy.language import Language
@@ -110,11 +111,54 @@ class CharacterTokenizer:
 
     def __init__(self, vocab: Vocab) -> None:
         self.vocab = vocab
+        # Per distinct token: its row of ``lexeme_attributes``, in the order first seen.
+        self._rows: dict[str, int] = {}
+        self._attributes = np.zeros((0, 4), dtype=np.uint64)
 
     def __call__(self, text: str) -> Doc:
         found = _CHARACTER.findall(text)
         words = [character or run for character, _, run in found]
         return Doc(self.vocab, words=words, spaces=[bool(space) for _, space, _ in found])
+
+    def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """What ``Doc.to_array([ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT])`` gives for the
+        tokens of each line ``text[start:end]``, all lines in one array, and the number of tokens
+        of each line: the same tokens and values as ``__call__``, without a ``Doc``.
+
+        A ``Doc`` of Chinese is one token per character, built in Python; the lexical attributes
+        (the vocabulary's lexemes, so the same values) are looked up once per distinct token and
+        the offsets summed with numpy: splitting Chinese text took half the time."""
+        words: list[str] = []
+        spaces: list[str] = []
+        sizes = np.zeros(len(lines), dtype=np.int64)
+        for line, (start, end) in enumerate(lines):
+            found = _CHARACTER.findall(text, start, end)
+            sizes[line] = len(found)
+            words += [character or run for character, _, run in found]
+            spaces += [space for _, space, _ in found]
+        if not words:
+            return np.zeros((0, 6), dtype=np.uint64), sizes
+        rows = self._rows
+        new = [word for word in dict.fromkeys(words) if word not in rows]
+        if new:
+            lexemes = [self.vocab[word] for word in new]
+            added = np.array(
+                [(lex.orth, lex.lower, lex.is_space, lex.is_punct) for lex in lexemes], dtype=np.uint64
+            ).reshape(-1, 4)
+            rows.update(zip(new, range(len(rows), len(rows) + len(new))))
+            self._attributes = np.concatenate((self._attributes, added))
+        attributes = self._attributes[np.fromiter(map(rows.__getitem__, words), dtype=np.int64, count=len(words))]
+        length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        step = length + np.fromiter(map(len, spaces), dtype=np.int64, count=len(spaces))
+        before = np.cumsum(step) - step  # offset from the first line's start, as if lines touched
+        line_first = np.cumsum(sizes) - sizes
+        idx = before - np.repeat(before[np.minimum(line_first, len(words) - 1)], sizes)
+        array = np.empty((len(words), 6), dtype=np.uint64)
+        array[:, 0:2] = attributes[:, 0:2]
+        array[:, 2] = idx
+        array[:, 3] = length
+        array[:, 4:6] = attributes[:, 2:4]
+        return array, sizes
 
 
 def _or_ordinal(token_match: Callable[[str], object] | None) -> Callable[[str], object]:

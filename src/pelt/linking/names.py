@@ -175,42 +175,55 @@ def candidate_names(
         blocked_before = np.concatenate(([0], np.cumsum(np.cumsum(marks)[:-1] > 0)))
         usable &= blocked_before[end] == blocked_before[start]
 
-    found: dict[tuple[int, int, bool], None] = {}
+    # The hits in the order they are found (pass, n-gram length, first token): each (first, last)
+    # once a pass, so only the folded pass can repeat a span, with the same key where it was
+    # written in lower case. Kept as arrays, with no tuple or dict per n-gram until the output.
+    firsts: list[np.ndarray] = []
+    lasts: list[np.ndarray] = []
+    passes: list[np.ndarray] = []
     for folded, hashes in ((False, tokens.orth[words]), (True, tokens.lower[words]))[: 2 if fold_case else 1]:
         first = np.flatnonzero(usable)
         last = first
         chain = _extend(np.zeros(len(first), dtype=np.uint64), hashes[first])
         while len(first):
-            hits = bloom.contains(_mix(chain ^ _WHOLE))
-            found.update(dict.fromkeys(zip(first[hits].tolist(), last[hits].tolist(), [folded] * int(hits.sum()))))
-            grow = bloom.contains(_mix(chain ^ _PREFIX))
+            # One probe of the filter for both entries of every n-gram: a whole name, a prefix.
+            probed = bloom.contains(_mix(np.concatenate((chain ^ _WHOLE, chain ^ _PREFIX))))
+            hits, grow = probed[: len(chain)], probed[len(chain) :]
+            if hits.any():
+                firsts.append(first[hits])
+                lasts.append(last[hits])
+                passes.append(np.full(len(firsts[-1]), folded))
             first, last, chain = first[grow], last[grow] + 1, chain[grow]
             ok = last < n
             ok[ok] = usable[last[ok]] & (sent[last[ok]] == sent[first[ok]])
             first, last, chain = first[ok], last[ok], chain[ok]
             chain = _extend(chain, hashes[last])
 
-    if not found:
+    if not firsts:
         return []
-    hit = np.array(list(found), dtype=np.int64).reshape(-1, 3)
-    first, last = hit[:, 0], hit[:, 1]
+    first, last = np.concatenate(firsts), np.concatenate(lasts)
     sents = sent[first]
     offsets = bounds[sents, 0]
-    out: dict[tuple[int, int, int, str], dict[str, Any]] = {}
-    for sent_idx, begin, stop, n_tokens, name, folded in zip(
+    found = zip(
         sents.tolist(),
         (start[first] - offsets).tolist(),
         (end[last] - offsets).tolist(),
         (last - first + 1).tolist(),
         _name_keys(text, start, end, first, last),
-        hit[:, 2].tolist(),
-    ):
-        name = name.lower() if folded else name
-        span = (sent_idx, begin, stop, name)
-        if recognised is not None and (begin, stop) not in recognised[sent_idx]:
-            continue
-        out[span] = {"sent_idx": sent_idx, "start": begin, "end": stop, "n_tokens": n_tokens, "name": name}
-    return list(out.values())
+    )
+    if fold_case:
+        found = (
+            (sent_idx, begin, stop, n_tokens, name.lower() if folded else name)
+            for (sent_idx, begin, stop, n_tokens, name), folded in zip(found, np.concatenate(passes).tolist())
+        )
+    if recognised is not None:
+        found = (f for f in found if (f[1], f[2]) in recognised[f[0]])
+    if fold_case:  # a span found as written and folded, with the same key: the first kept
+        found = iter({(f[0], f[1], f[2], f[4]): f for f in found}.values())
+    return [
+        {"sent_idx": sent_idx, "start": begin, "end": stop, "n_tokens": n_tokens, "name": name}
+        for sent_idx, begin, stop, n_tokens, name in found
+    ]
 
 
 def _name_keys(text: str, start: np.ndarray, end: np.ndarray, first: np.ndarray, last: np.ndarray) -> list[str]:
@@ -234,12 +247,18 @@ def _name_keys(text: str, start: np.ndarray, end: np.ndarray, first: np.ndarray,
     whole = ((spaced[last] - spaced[first]) == pairs).tolist()
     chars = ((joined[last] - joined[first]) == pairs).tolist()
     starts, ends = start.tolist(), end.tolist()
+    # The text with a space after every character: " ".join(text[a:b]) is spaced[2a : 2b - 1].
+    spaced = ""
+    if any(chars):
+        spaced_points = np.full(max(2 * len(code_points) - 1, 0), ord(" "), dtype=np.uint32)
+        spaced_points[::2] = code_points
+        spaced = spaced_points.tobytes().decode("utf-32-le")
     keys = []
     for i, j, is_whole, is_chars in zip(first.tolist(), last.tolist(), whole, chars):
         if is_whole:
             keys.append(text[starts[i] : ends[j]])
         elif is_chars:
-            keys.append(" ".join(text[starts[i] : ends[j]]))
+            keys.append(spaced[2 * starts[i] : 2 * ends[j] - 1])
         else:
             keys.append(" ".join(text[starts[k] : ends[k]] for k in range(i, j + 1)))
     return keys

@@ -143,9 +143,13 @@ def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> Tokens:
     """The tokens of the text's non-blank lines, by the language's spaCy tokenizer, as arrays."""
     spans = paragraphs(text)
     tokenizer = nlp(language).tokenizer
-    arrays = [tokenizer(text[start:end]).to_array(_ATTRS) for start, end in spans]
-    sizes = np.array([len(array) for array in arrays], dtype=np.int64)
-    array = np.concatenate(arrays) if arrays else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
+    token_arrays = getattr(tokenizer, "token_arrays", None)  # Chinese: the arrays without a Doc
+    if token_arrays is not None:
+        array, sizes = token_arrays(text, spans)
+    else:
+        arrays = [tokenizer(text[start:end]).to_array(_ATTRS) for start, end in spans]
+        sizes = np.array([len(array) for array in arrays], dtype=np.int64)
+        array = np.concatenate(arrays) if arrays else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
     start = array[:, 2].astype(np.int64) + np.repeat(np.array([s for s, _ in spans], dtype=np.int64), sizes)
     paragraph_start = np.zeros(len(array), dtype=bool)
     paragraph_start[(np.cumsum(sizes) - sizes)[sizes > 0]] = True

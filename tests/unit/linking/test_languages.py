@@ -97,6 +97,32 @@ def test_chinese_characters_are_spacys_tokens_in_linear_time():
         assert [(t.text, t.idx, t.whitespace_) for t in ours(text)] == expected, repr(text)
 
 
+def test_chinese_token_arrays_are_the_docs():
+    """``tokenize`` takes Chinese tokens as arrays without a ``Doc`` (``CharacterTokenizer.token_arrays``):
+    the same values as ``Doc.to_array`` of the tokenizer's ``Doc`` per line, on random texts of
+    characters, spaces, other whitespace, Latin letters and blank lines, a fresh tokenizer's
+    lexemes included."""
+    import random
+
+    import numpy as np
+
+    from pelt.linking.languages import CharacterTokenizer
+    from pelt.linking.sentences import _ATTRS, paragraphs
+
+    tokenizer = CharacterTokenizer(nlp("zh").vocab)
+    pieces = ["北", "京", "。", "，", "a", "B", "1", " ", "  ", "\t", "\u00a0", "\u3000", "x y", "é", "(", "𠀀"]
+    pieces += ["\n", "\n\n"]
+    rng = random.Random(1)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(500)]
+    for text in [*texts, "".join(texts), " 北京 ", "  ", "", "\n"]:
+        lines = paragraphs(text)
+        docs = [tokenizer(text[start:end]).to_array(_ATTRS) for start, end in lines]
+        array, sizes = tokenizer.token_arrays(text, lines)
+        assert sizes.tolist() == [len(doc) for doc in docs], repr(text)
+        expected = np.concatenate(docs) if docs else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
+        assert array.dtype == expected.dtype and array.tolist() == expected.tolist(), repr(text)
+
+
 @pytest.mark.parametrize(
     ("language", "text", "expected", "name"),
     [

@@ -576,6 +576,58 @@ def test_longest_names_keep_the_longest_then_leftmost_of_overlapping_occurrences
         assert [(n["start"], n["end"], n["name"]) for n in kept] == reference(found)
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_candidate_names_are_every_ngram_that_is_a_name(language):
+    """Against the definition, on random texts, names, anchors and casing: the candidates of
+    ``candidate_names`` that are names (the exact check) are every token n-gram inside one
+    sentence, touching no anchor, whose key (its tokens joined by one space) is a name, or with
+    ``fold_case`` whose lower case is one (then that key), each once; in English (tokens one space
+    apart or not) and Chinese (one token per character, nested names)."""
+    import random
+
+    from pelt.linking.names import candidate_names
+
+    rng = random.Random(7)
+    if language == "zh":
+        vocabulary, joiners = list("北京市大学上海人。，"), ["", "", "", "", " ", "\n"]
+    else:
+        vocabulary = ["New", "York", "new", "york", "City", "the", "A", "a", "IL-6", "U.S.", "Paris", ".", ","]
+        joiners = [" ", " ", " ", "  ", "\n", ""]
+    for _ in range(60):
+        text = "".join(rng.choice(vocabulary) + rng.choice(joiners) for _ in range(rng.randint(0, 60)))
+        phrases = [
+            "".join(rng.choice(vocabulary) + rng.choice(joiners[:4]) for _ in range(rng.randint(1, 4)))
+            for _ in range(8)
+        ]
+        names = {name_key(phrase, language) for phrase in phrases} - {""}
+        anchor_starts = rng.sample(range(len(text)), min(2, len(text)))
+        blocked = sorted((b, min(b + rng.randint(1, 6), len(text))) for b in anchor_starts)
+        tokens = tokenize(text, language)
+        spans = sentence_spans(text, tokens)
+        words = np.flatnonzero(~tokens.is_space).tolist()
+        starts, ends = tokens.start.tolist(), tokens.end.tolist()
+        for fold_case in (False, True):
+            expected = set()
+            for sent_idx, (s_start, s_end) in enumerate(spans):
+                inside = [i for i in words if s_start <= starts[i] and ends[i] <= s_end]
+                for a in range(len(inside)):
+                    for b in range(a, len(inside)):
+                        if any(starts[inside[b]] < b_end and b_start < ends[inside[b]] for b_start, b_end in blocked):
+                            break
+                        key = " ".join(text[starts[i] : ends[i]] for i in inside[a : b + 1])
+                        span = (sent_idx, starts[inside[a]] - s_start, ends[inside[b]] - s_start, b - a + 1)
+                        if key in names:
+                            expected.add((*span, key))
+                        if fold_case and key.lower() in names:
+                            expected.add((*span, key.lower()))
+            found = [
+                (c["sent_idx"], c["start"], c["end"], c["n_tokens"], c["name"])
+                for c in candidate_names(text, tokens, spans, name_filter(sorted(names)), blocked, fold_case)
+            ]
+            assert len(found) == len(set(found))
+            assert {c for c in found if c[4] in names} == expected, (text, names, blocked, fold_case)
+
+
 def test_names_match_spacys_phrase_matcher():
     # "root" and "dep" are spaCy symbols: their token ids are small numbers, not string hashes.
     aliases = ["New York", "New York City", "York", "City Hall", "U.S.", "IL-6", "Paris", "the Who", "A", "root", "dep"]
