@@ -5,12 +5,12 @@
 def mlama_inputs(wildcards):
     """The language's facts and templates, the model, the table of its corpus and the corpus's task
     entities (the baseline reads them for the frequency buckets only, as LAMA's), and the model's
-    LAMA norm sweep where that chooses L (norm_from_sweep)."""
+    norm sweep where that chooses L (norm_sweep)."""
     inputs = evaluation_inputs(
         wildcards, wildcards.task, task_run_files(wildcards.task), with_table=True
     )
-    if wildcards.variant != "baseline" and norm_from_sweep(wildcards.model):
-        inputs["norm_sweep"] = results(f"eval/lama/{wildcards.model}/norm_sweep.json")
+    if wildcards.variant != "baseline" and (sweep := norm_sweep(wildcards.model)):
+        inputs["norm_sweep"] = sweep
     return variant_table(inputs, wildcards.variant)
 
 
