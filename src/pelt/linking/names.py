@@ -168,12 +168,7 @@ def candidate_names(
     usable = (sent >= 0) & (end <= bounds[np.maximum(sent, 0), 1])
     blocked = list(blocked)
     if blocked:
-        marks = np.zeros(len(text) + 1, dtype=np.int64)
-        for b_start, b_end in blocked:
-            marks[b_start] += 1
-            marks[b_end] -= 1
-        blocked_before = np.concatenate(([0], np.cumsum(np.cumsum(marks)[:-1] > 0)))
-        usable &= blocked_before[end] == blocked_before[start]
+        usable &= _clear_of(blocked, len(text), start, end)
 
     # The hits in the order they are found (pass, n-gram length, first token): each (first, last)
     # once a pass, so only the folded pass can repeat a span, with the same key where it was
@@ -224,6 +219,17 @@ def candidate_names(
         {"sent_idx": sent_idx, "start": begin, "end": stop, "n_tokens": n_tokens, "name": name}
         for sent_idx, begin, stop, n_tokens, name in found
     ]
+
+
+def _clear_of(blocked: list[tuple[int, int]], length: int, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Whether each token span ``start..end`` touches no char of the ``blocked`` spans of a text of
+    ``length`` chars: the blocked chars counted before each offset, equal at both ends."""
+    marks = np.zeros(length + 1, dtype=np.int64)
+    for b_start, b_end in blocked:
+        marks[b_start] += 1
+        marks[b_end] -= 1
+    blocked_before = np.concatenate(([0], np.cumsum(np.cumsum(marks)[:-1] > 0)))
+    return blocked_before[end] == blocked_before[start]
 
 
 def _name_keys(text: str, start: np.ndarray, end: np.ndarray, first: np.ndarray, last: np.ndarray) -> list[str]:
