@@ -241,7 +241,10 @@ def train_demo_model(
     losses = _train(model, tokenizer, blocks, settings, autocast)
     model.eval()
     out = Path(out_dir)
-    model.save_pretrained(out)
+    # Stored in half precision, half the bytes (the shipped copy is a tracked file): every job loads
+    # it in the precision it computes in (pelt.models.load_masked_lm), so the rounded weights are the
+    # model, whether shipped or trained here.
+    model.to(torch.float16).save_pretrained(out)
     tokenizer.save_pretrained(out)
     tail = losses[-_LOSS_WINDOW:]
     summary = {
