@@ -200,7 +200,10 @@ def demo_model(
 
 
 def train_demo_model(
-    documents_path: str | os.PathLike[str], out_dir: str, settings: DemoModelSettings = DemoModelSettings()
+    documents_path: str | os.PathLike[str],
+    out_dir: str,
+    settings: DemoModelSettings = DemoModelSettings(),
+    device: str | torch.device = "cpu",
 ) -> dict[str, float | str]:
     """Train tokenizer and masked LM on the documents of ``documents_path`` (one per line); save both
     to ``out_dir`` with ``training.json`` (the summary returned).
@@ -219,6 +222,11 @@ def train_demo_model(
     the CPU computes bf16 natively (AVX-512 BF16, AMX), about 1.4x faster than fp32 with attention
     kept in fp32 (:func:`pelt.models.attention_for_training`), and in fp32 elsewhere. The two learn
     the demo's facts alike but give different weights; ``training.json`` records which one ran.
+
+    ``device``: the workflow trains on the CPU, so that every machine trains the same model (a GPU's
+    kernels give other weights). One GPU trains many seeds and sizes side by side (sixteen models of
+    3,000 steps in three minutes on an H200), which is what makes them affordable to compare
+    (``benchmarks/demo_model_trend.py``); it is not in ``settings`` because it is not the recipe.
     """
     start = time.perf_counter()
     torch.manual_seed(settings.seed)
@@ -226,17 +234,18 @@ def train_demo_model(
     max_seq_len = settings.max_seq_len
     tokenizer = train_bpe_tokenizer(texts, settings.vocab_size, model_max_length=max_seq_len)
     blocks = tokenizer(texts, truncation=True, max_length=max_seq_len, return_overflowing_tokens=True)["input_ids"]
-    model = RobertaForMaskedLM(_roberta_config(tokenizer, settings))
+    model = RobertaForMaskedLM(_roberta_config(tokenizer, settings)).to(device)
     autocast = resolve_autocast(settings.precision, model.device)
     attention_for_training(model, autocast)
     logger.info(
-        "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d, %s",
+        "demo model: %d documents, %d blocks, vocabulary %d; %d steps of %d, %s on %s",
         len(texts),
         len(blocks),
         len(tokenizer),
         settings.steps,
         settings.batch_size,
         autocast_label(autocast),
+        model.device,
     )
     losses = _train(model, tokenizer, blocks, settings, autocast)
     model.eval()
@@ -258,6 +267,7 @@ def train_demo_model(
         "uniform_loss": math.log(len(tokenizer)),
         "precision": autocast_label(autocast),
         "attention": model.config._attn_implementation,
+        "device": str(model.device),
         "seconds": time.perf_counter() - start,
         "inputs": training_inputs(documents_path, settings),
     }
@@ -316,7 +326,11 @@ def _train(
             [blocks[i] for i in picked], settings.max_seq_len, tokenizer.pad_token_id
         )
         inputs, chosen = _mask(ids, special, tokenizer.mask_token_id, len(tokenizer), settings.mask_rate, generator)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        # Drawn on the CPU from the seeded generator whatever the device, so the batches are the same.
+        ids, positions, attention, inputs, chosen = (
+            t.to(model.device, non_blocking=True) for t in (ids, positions, attention, inputs, chosen)
+        )
+        with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=autocast):
             hidden = model.roberta(input_ids=inputs, position_ids=positions, attention_mask=attention).last_hidden_state
             logits = model.lm_head(hidden[chosen])
         loss = torch.nn.functional.cross_entropy(logits.float(), ids[chosen])

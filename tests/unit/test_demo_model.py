@@ -33,6 +33,7 @@ def test_demo_model_trains_and_reloads(documents, tmp_path, caplog, monkeypatch)
     monkeypatch.setenv("PELT_PROGRESS_INTERVAL", "1e-9")  # a progress line at every step
     summary = train_demo_model(str(documents), str(tmp_path / "a"), replace(SMALL, steps=20))
     assert summary["final_loss"] < summary["initial_loss"] < 1.5 * summary["uniform_loss"]
+    assert summary["device"] == "cpu"  # the workflow's: every machine trains the same model
     assert "skipped 1 blank lines" in caplog.text
     progress = [r.getMessage() for r in caplog.records if r.name == "pelt.progress"]
     assert len(progress) == 21 and progress[0].startswith("demo model training: 1/20 steps (5%), ")
