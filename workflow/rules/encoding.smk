@@ -15,6 +15,7 @@ rule encode_shard:
     wildcard_constraints:
         shard=r"\d+",
         n_shards=r"\d+",
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/torch.yaml"
     threads: 2
@@ -55,6 +56,7 @@ rule entity_table:
         results("tables/{domain}/{model}/table.parquet"),
     log:
         logs("tables/{domain}/{model}/merge.log"),
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/torch.yaml"
     script:

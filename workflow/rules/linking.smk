@@ -17,6 +17,7 @@ rule link_strings:
         logs("linking/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -38,6 +39,7 @@ rule entity_ids:
         logs("entity_ids/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(True),
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)

@@ -11,6 +11,7 @@ rule sample_mentions:
         counts=results("samples/{domain}/counts.json"),
     log:
         logs("samples/{domain}/sample.log"),
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)

@@ -15,6 +15,7 @@ rule task_entities:
         logs("task_entities/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(True),
+    priority: TABLE_PRIORITY
     conda:
         "../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -35,6 +36,7 @@ rule task_entities_by_name:
         logs("task_entities/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
+    priority: TABLE_PRIORITY
     localrule: True
     conda:
         "../../envs/spark.yaml"
@@ -53,6 +55,7 @@ rule entity_ids_by_name:
         logs("entity_ids/{domain}.log"),
     wildcard_constraints:
         domain=domains_with_pages(False),
+    priority: TABLE_PRIORITY
     localrule: True
     conda:
         "../../envs/spark.yaml"

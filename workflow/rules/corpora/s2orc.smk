@@ -15,6 +15,7 @@ rule corpus_s2orc:
     wildcard_constraints:
         domain=domains_of_kind("s2orc"),
         file=r"[^/]+",
+    priority: TABLE_PRIORITY
     conda:
         "../../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)

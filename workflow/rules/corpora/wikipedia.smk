@@ -19,6 +19,7 @@ rule corpus_wikipedia:
     wildcard_constraints:
         domain=domains_of_kind("wikipedia"),
         file=r"[^/]+",
+    priority: TABLE_PRIORITY
     conda:
         "../../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
@@ -42,6 +43,7 @@ rule link_wikipedia:
         logs("linking/{domain}.log"),
     wildcard_constraints:
         domain=domains_of_kind("wikipedia"),
+    priority: TABLE_PRIORITY
     conda:
         "../../../envs/spark.yaml"
     threads: lookup(dpath="spark/threads", within=config)
