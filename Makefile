@@ -28,12 +28,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/snakemake --cores all
 
+# Two workers: most tests wait on a JVM or a workflow run with one core idle (tests/conftest.py
+# says which tests go together).
 test: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -n 2
 
 # The quick loop: lint, then the tests that need neither the demo's full run nor Spark.
 check: lint
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -m "not slow" -q
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -n 2 -m "not slow" -q
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

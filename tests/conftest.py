@@ -17,11 +17,46 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 SLOW_FIXTURES = {"finished", "spark"}
 
 
+# The files with tests that read the demo's run (fixture `finished`): `make test`'s two workers
+# (pytest-xdist) give them all to one, which runs the demo once, first; every other file goes whole
+# to a worker, which builds its module fixtures once. Checked at collection.
+DEMO_RUN_FILES = (
+    "tests/unit/test_logs.py",
+    "tests/workflow/test_docs_examples.py",
+    "tests/workflow/test_effect.py",
+    "tests/workflow/test_operations.py",
+    "tests/workflow/test_workflow.py",
+)
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests that need the demo's full run or the Spark session `slow` (`make check` leaves them out)."""
+    """Mark the tests that need the demo's full run or the Spark session `slow` (`make check` leaves
+    them out), and put the demo run's files first."""
     for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        if "finished" in fixtures and _file_of(item.nodeid) not in DEMO_RUN_FILES:
+            raise pytest.UsageError(
+                f"{item.nodeid} uses the demo's run: add its file to DEMO_RUN_FILES (tests/conftest.py)"
+            )
+    items.sort(key=lambda item: _file_of(item.nodeid) not in DEMO_RUN_FILES)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Whole files to each worker, the demo run's files as one (pytest 9's node ids defeat xdist's
+    own ``--dist loadgroup``, which appends the group to a private attribute pytest no longer reads)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class DemoRunTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "demo run" if _file_of(nodeid) in DEMO_RUN_FILES else _file_of(nodeid)
+
+    return DemoRunTogether(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
