@@ -30,9 +30,11 @@ from xml.sax.saxutils import escape
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "source"
 sys.path.insert(0, str(HERE))
-from world import World, relation_instances  # noqa: E402  (beside this script, not a package)
+from biomed_world import BiomedWorld  # noqa: E402  (beside this script, not a package)
+from world import World, relation_instances  # noqa: E402
 
 WORLD = World()
+BIOMED = BiomedWorld(taken=set(WORLD.entities))
 
 # MediaWiki namespaces of English Wikipedia that the demo uses (subset of the real siteinfo).
 NAMESPACES = {
@@ -394,54 +396,6 @@ def lama_files(entities: dict[str, Entity]) -> dict[str, str]:
     return files
 
 
-TOKEN_RE = re.compile(r"'s\b|\w+(?:['’-]\w+)*|[^\w\s]")
-MARK_RE = re.compile(r"([HT])\{([^}|]+)(?:\|([^}]+))?\}")
-
-
-def read_instances(path: Path, entities: dict[str, Entity], lowercase_tokens: bool) -> list[dict]:
-    """Relation instances written as ``H{head} ... T{tail}`` (``H{surface|entity key}`` when ambiguous).
-
-    A surface names its entity by key, else by label, case-insensitively (sentence-initial capitals).
-
-    Returns one dict per instance: relation id, relation name, tokens, and per side the name, id,
-    type and token span, which the FewRel and Wiki80 writers only reshape.
-    """
-    by_name = {e.label.lower(): e for e in entities.values()} | {k.lower(): e for k, e in entities.items()}
-    out: list[dict] = []
-    relation = name = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        if line.startswith("@"):
-            relation, name = line[1:].split("\t")
-            continue
-        tokens: list[str] = []
-        sides: dict[str, dict] = {}
-        pos = 0
-        for m in MARK_RE.finditer(line):
-            tokens += TOKEN_RE.findall(line[pos : m.start()])
-            surface, key = m.group(2), m.group(3) or m.group(2)
-            entity = entities.get(key) or by_name.get(key.lower())
-            if entity is None:
-                raise ValueError(f"{path.name}: unknown entity {key!r} in {line!r}")
-            span = TOKEN_RE.findall(surface)
-            sides[m.group(1)] = {
-                "name": surface.lower(),  # FewRel and Wiki80 give entity names in lower case
-                "id": entity.qid,
-                "type": entity.type,
-                "pos": [len(tokens), len(tokens) + len(span)],
-            }
-            tokens += span
-            pos = m.end()
-        tokens += TOKEN_RE.findall(line[pos:])
-        if set(sides) != {"H", "T"} or relation is None:
-            raise ValueError(f"{path.name}: need a relation header and one H{{}} and one T{{}} in {line!r}")
-        if lowercase_tokens:
-            tokens = [t.lower() for t in tokens]
-        out.append({"relation": relation, "name": name, "tokens": tokens, "h": sides["H"], "t": sides["T"]})
-    return out
-
-
 def fewrel_json(instances: list[dict], key: str) -> str:
     """FewRel layout: relation -> [{tokens, h: [name, id, [[token positions]]], t: ...}]."""
     data: dict[str, list] = {}
@@ -493,32 +447,28 @@ def kinds_tsv(entities: dict[str, str]) -> str:
     return "# qid\tkind\n" + "".join(f"{qid}\t{kind}\n" for qid, kind in sorted(entities.items()))
 
 
-def s2orc_jsonl(path: Path) -> str:
-    """Papers written as ``== paper_id | year | journal | title`` + ``authors:`` line + abstract."""
+def s2orc_jsonl(papers: list[dict]) -> str:
+    """S2ORC metadata records of ``papers`` (:meth:`BiomedWorld.abstracts`): the format's other fields empty."""
     records = []
-    for block in path.read_text(encoding="utf-8").split("\n== ")[1:]:
-        head, authors_line, *abstract = block.strip().splitlines()
-        paper_id, year, journal, title = (x.strip() for x in head.split("|", 3))
-        if not authors_line.startswith("authors:"):
-            raise ValueError(f"papers.txt: paper {paper_id} lacks an authors: line")
+    for paper in papers:
         authors = []
-        for full in authors_line[len("authors:") :].split(";"):
+        for full in paper["authors"]:
             *first, last = full.split()
             authors.append({"first": first[0], "middle": first[1:], "last": last, "suffix": ""})
         records.append(
             {
-                "paper_id": paper_id,
-                "title": title,
+                "paper_id": paper["paper_id"],
+                "title": paper["title"],
                 "authors": authors,
-                "abstract": " ".join(x.strip() for x in abstract if x.strip()),
-                "year": int(year),
+                "abstract": paper["abstract"],
+                "year": paper["year"],
                 "arxiv_id": None,
                 "acl_id": None,
                 "pmc_id": None,
                 "pubmed_id": None,
                 "doi": None,
                 "venue": None,
-                "journal": journal,
+                "journal": paper["journal"],
                 "mag_id": None,
                 "mag_field_of_study": ["Medicine", "Biology"],
                 "outbound_citations": [],
@@ -526,7 +476,7 @@ def s2orc_jsonl(path: Path) -> str:
                 "has_outbound_citations": False,
                 "has_inbound_citations": False,
                 "has_pdf_parse": False,
-                "s2_url": f"https://api.semanticscholar.org/CorpusID:{paper_id}",
+                "s2_url": f"https://api.semanticscholar.org/CorpusID:{paper['paper_id']}",
             }
         )
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
@@ -536,12 +486,12 @@ def build(out: Path) -> list[Path]:
     """Write every demo file under ``out``; returns the paths written."""
     pages = read_pages()
     wiki_entities = read_entities(SOURCE / "wiki_entities.tsv")
-    biomed_entities = read_entities(SOURCE / "biomed_entities.tsv")
     world = world_entities()
     shared = {k for k in set(world) & set(wiki_entities) if world[k].has_page}  # instruments may be shared
     if shared:
         raise ValueError(f"world.py names hand-written entities: {sorted(shared)}")
-    texts: dict[str, str] = {"pretraining/documents.txt": "".join(d + "\n" for d in WORLD.pretraining_documents())}
+    documents = WORLD.pretraining_documents() + BIOMED.pretraining_documents()
+    texts: dict[str, str] = {"pretraining/documents.txt": "".join(d + "\n" for d in documents)}
     texts.update(lama_files(world))
     wiki_inst = [
         dict(inst, **{side: dict(inst[side], type=WIKI80_TYPES[inst[side]["kind"]]) for side in ("h", "t")})
@@ -552,11 +502,10 @@ def build(out: Path) -> list[Path]:
     for split, name in (("train", "train_wiki"), ("validation", "validation_wiki"), ("test", "val_wiki")):
         texts[f"fewrel/{name}.json"] = fewrel_json([i for i in wiki_inst if i["split"] == split], "relation")
     texts.update(wiki80_files(wiki_inst, train_share=2 / 3, subsets={"train_0.1": 0.1, "train_0.01": 0.01}))
-    pubmed_inst = read_instances(SOURCE / "relations_pubmed.txt", biomed_entities, lowercase_tokens=True)
-    texts["fewrel/val_pubmed.json"] = fewrel_json(pubmed_inst, "name")
+    texts["fewrel/val_pubmed.json"] = fewrel_json(BIOMED.test_instances(), "name")
     texts["wikipedia/demo-kinds.tsv"] = kinds_tsv({e.qid: e.kind for e in WORLD.entities.values()})
-    texts["s2orc/demo-kinds.tsv"] = kinds_tsv({e.qid: e.type.lower() for e in biomed_entities.values()})
-    texts["s2orc/demo.jsonl"] = s2orc_jsonl(SOURCE / "papers.txt")
+    texts["s2orc/demo-kinds.tsv"] = kinds_tsv({e.qid: e.kind for e in BIOMED.entities.values()})
+    texts["s2orc/demo.jsonl"] = s2orc_jsonl(BIOMED.abstracts())
     blobs = {name: text.encode("utf-8") for name, text in texts.items()}
     blobs["wikipedia/demo-pages-articles.xml.bz2"] = bz2.compress(dump_xml(pages).encode("utf-8"), 9)
     sql = io.BytesIO()

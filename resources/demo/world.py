@@ -166,14 +166,33 @@ NEUTRAL = [
 ]
 
 
-class World:
+class Invented:
+    """A world's entities by name, each with the next id after ``first_id``; a world invents its
+    names in ``_name`` and never repeats one of ``names``."""
+
+    def __init__(self, seed: int, first_id: str, names: set[str]):
+        self.rng = random.Random(seed)
+        self._names = names
+        self._id_prefix, self._id = first_id[0], int(first_id[1:])
+        self.entities: dict[str, Entity] = {}
+
+    def _name(self, kind: str) -> str:
+        raise NotImplementedError
+
+    def _add(self, kind: str, frequent: bool = True, name: str | None = None) -> Entity:
+        name = name or self._name(kind)
+        self._names.add(name)
+        self._id += 1
+        entity = Entity(name, f"{self._id_prefix}{self._id}", kind, frequent)
+        self.entities[name] = entity
+        return entity
+
+
+class World(Invented):
     """Every entity, by kind, with its facts; built deterministically from ``seed``."""
 
     def __init__(self, seed: int = SEED):
-        self.rng = random.Random(seed)
-        self._names: set[str] = set()
-        self._qid = 990100000
-        self.entities: dict[str, Entity] = {}
+        super().__init__(seed, "Q990100000", set())
         self.countries = [self._add("country") for _ in range(N_COUNTRIES)]
         self.languages = []
         for country in self.countries:
@@ -205,14 +224,6 @@ class World:
             if 4 <= len(name) <= 9 and name not in self._names and name.lower() not in INSTRUMENTS + OCCUPATIONS:
                 self._names.add(name)
                 return name
-
-    def _add(self, kind: str, name: str | None = None, frequent: bool = True) -> Entity:
-        name = name or self._name(kind)
-        self._names.add(name)
-        self._qid += 1
-        entity = Entity(name, f"Q{self._qid}", kind, frequent)
-        self.entities[name] = entity
-        return entity
 
     def _person(self, frequent: bool) -> Entity:
         person = self._add("person", frequent=frequent)
@@ -467,6 +478,14 @@ def _follow(world: World, entity: Entity, chain: list[str]) -> Entity:
     return entity
 
 
+def filled(template: str, head: str, tail: str) -> tuple[list[str], int, int]:
+    """A relation template's tokens with ``H`` and ``T`` replaced by the two names, and their positions."""
+    tokens = template.split()
+    h, t = tokens.index("H"), tokens.index("T")
+    tokens[h], tokens[t] = head, tail
+    return tokens, h, t
+
+
 def relation_instances(world: World, seed: int = SEED) -> list[dict]:
     """The relation sentences of :data:`RC_RELATIONS`, in their split's wording: split, relation id
     and name, tokens, and per side name, QID, kind, whether frequent, and token span."""
@@ -476,9 +495,7 @@ def relation_instances(world: World, seed: int = SEED) -> list[dict]:
         pairs = relation_pairs(world, relation, rng)
         rng.shuffle(pairs)  # rare and frequent heads mixed: Wiki80 splits each relation by position
         for head, tail in pairs:
-            tokens = SPLIT_TEMPLATES[split].split()
-            h, t = tokens.index("H"), tokens.index("T")
-            tokens[h], tokens[t] = head.key, tail.key
+            tokens, h, t = filled(SPLIT_TEMPLATES[split], head.key, tail.key)
             out.append(
                 {
                     "split": split,
