@@ -145,10 +145,6 @@ class BiomedWorld(Invented):
             if 5 <= len(name) <= 11 and name not in self._names:
                 return name
 
-    def subjects(self) -> list[Entity]:
-        """Entities with facts, in creation order."""
-        return [e for e in self.entities.values() if e.facts]
-
     def _sentences(self, entity: Entity, rng: random.Random) -> list[str]:
         """Each fact of ``entity`` in each of its wordings, shuffled (not yet capitalised)."""
         out = [t.format(s=entity.key, o=obj) for rel, obj in entity.facts.items() for t in RELATIONS[rel][3]]

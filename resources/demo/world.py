@@ -179,6 +179,10 @@ class Invented:
     def _name(self, kind: str) -> str:
         raise NotImplementedError
 
+    def subjects(self) -> list[Entity]:
+        """Entities with facts, in creation order."""
+        return [e for e in self.entities.values() if e.facts]
+
     def _add(self, kind: str, frequent: bool = True, name: str | None = None) -> Entity:
         name = name or self._name(kind)
         self._names.add(name)
@@ -241,10 +245,6 @@ class World(Invented):
         org = self._add(kind, frequent=frequent)
         org.facts[relation] = self.rng.choice(self.cities).key
         return org
-
-    def subjects(self) -> list[Entity]:
-        """Entities with facts, in creation order."""
-        return [e for e in self.entities.values() if e.facts]
 
     def facts(self) -> list[tuple[str, str, str]]:
         """(relation, subject, object) of every fact, by relation then subject order."""
