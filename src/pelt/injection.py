@@ -14,7 +14,7 @@ A mention whose entity no table holds is, by ``missing`` (see :data:`MISSING`): 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +81,20 @@ class _Resolver:
         return out
 
 
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """One text as :func:`inject` batches it: its token ids with the slots inserted and cut to the
+    length, and each slot's vector. A fine-tuning run encodes the same texts hundreds of times;
+    preparing each once (:func:`prepare`) and batching the prepared ones (:func:`assemble`) spares
+    the tokenizer and the table lookups every step, with the very same inputs."""
+
+    ids: tuple[int, ...]
+    slots: tuple[int, ...]  # positions of the slots with a vector
+    vectors: np.ndarray | None  # [len(slots), H] float32; None without slots
+    masked: tuple[int, ...]  # positions of the slots of entities without a vector (``missing``)
+    n_missing: int  # mentions whose entity no table holds
+
+
 def inject(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -102,6 +116,23 @@ def inject(
     with the model's own input embedding, so gradients reach it when fine-tuning; table vectors are
     constants (the table is frozen).
     """
+    prepared = prepare(model, tokenizer, texts, mentions, tables, norm=norm, max_length=max_length, missing=missing)
+    return assemble(model, tokenizer, prepared, missing=missing)
+
+
+def prepare(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    texts: list[str],
+    mentions: list[list[Mention]],
+    tables: EntityTable | Mapping[str, EntityTable] | None,
+    *,
+    norm: float | None = None,
+    max_length: int | None = None,
+    missing: str = "plain",
+) -> list[Prepared]:
+    """The first half of :func:`inject` (same arguments, same errors): each text tokenized, its slots
+    inserted, cut to length, and its vectors looked up (one lookup per table for all the texts)."""
     if not texts or len(texts) != len(mentions):
         raise ValueError(f"inject: {len(texts)} texts but {len(mentions)} mention lists")
     if missing not in MISSING:
@@ -112,15 +143,14 @@ def inject(
     open_ids = tokenizer(" (", add_special_tokens=False)["input_ids"]
     close_ids = tokenizer(" )", add_special_tokens=False)["input_ids"]
     slot_id = tokenizer.unk_token_id
-    sequences: list[list[int]] = []
-    positions: list[list[int]] = []
+    texts_slots: list[tuple[list[int], list[tuple[int, Hit | None]], int]] = []
     found: list[Hit] = []  # per vector slot kept, in (text, position) order
-    mask_slots: list[list[int]] = []  # per text, the slots of entities without a vector (``missing``)
-    n_missing = n_truncated = n_cut = 0
+    n_truncated = n_cut = 0
     for b, text in enumerate(texts):
         ids = encoded["input_ids"][b]
         special = encoded["special_tokens_mask"][b]
         inserts: list[tuple[int, Hit | None]] = []
+        n_missing = 0
         for start, end, entity_id in mentions[b]:
             if not 0 <= start < end <= len(text):
                 raise ValueError(
@@ -139,17 +169,37 @@ def inject(
         if cut >= 0:
             n_truncated += 1
             n_cut += cut
-        sequences.append(seq)
-        positions.append([pos for pos, hit in slots if hit is not None])
-        mask_slots.append([pos for pos, hit in slots if hit is None])
+        texts_slots.append((seq, slots, n_missing))
         found += [hit for _, hit in slots if hit is not None]
     if n_truncated:
         logger.warning("inject: %d texts cut to %d tokens, dropping %d entity slots", n_truncated, limit, n_cut)
     vectors = resolver.vectors(found, norm) if resolver is not None and found else None
-    batch = _tensors(model, tokenizer, sequences, positions, vectors, n_missing)
-    if any(mask_slots):
-        rows = torch.tensor([b for b, ps in enumerate(mask_slots) for _ in ps], device=batch.input_ids.device)
-        cols = torch.tensor([p for ps in mask_slots for p in ps], device=batch.input_ids.device)
+    prepared, row = [], 0
+    for seq, slots, n_missing in texts_slots:
+        kept = tuple(pos for pos, hit in slots if hit is not None)
+        own = None if not kept or vectors is None else vectors[row : row + len(kept)]
+        row += len(kept)
+        masked = tuple(pos for pos, hit in slots if hit is None)
+        prepared.append(Prepared(tuple(seq), kept, own, masked, n_missing))
+    return prepared
+
+
+def assemble(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prepared: Sequence[Prepared],
+    *,
+    missing: str = "plain",
+) -> InjectedBatch:
+    """The second half of :func:`inject`: prepared texts as one right-padded batch on the model's device."""
+    positions = [list(p.slots) for p in prepared]
+    parts = [p.vectors for p in prepared if p.vectors is not None]
+    vectors = np.concatenate(parts) if parts else None
+    n_missing = sum(p.n_missing for p in prepared)
+    batch = _tensors(model, tokenizer, [list(p.ids) for p in prepared], positions, vectors, n_missing)
+    if any(p.masked for p in prepared):
+        rows = torch.tensor([b for b, p in enumerate(prepared) for _ in p.masked], device=batch.input_ids.device)
+        cols = torch.tensor([pos for p in prepared for pos in p.masked], device=batch.input_ids.device)
         mask_embedding = model.get_input_embeddings()(torch.tensor(tokenizer.mask_token_id, device=rows.device))
         batch.inputs_embeds = batch.inputs_embeds.index_put((rows, cols), mask_embedding.expand(len(rows), -1))
         if missing == "hidden":
@@ -198,12 +248,9 @@ def _tensors(
     embedding = model.get_input_embeddings()
     device = embedding.weight.device
     width = max(len(s) for s in sequences)
-    input_ids = torch.full((len(sequences), width), tokenizer.pad_token_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for b, seq in enumerate(sequences):
-        input_ids[b, : len(seq)] = torch.tensor(seq)
-        attention_mask[b, : len(seq)] = 1
-    input_ids = input_ids.to(device)
+    pad = tokenizer.pad_token_id
+    input_ids = torch.tensor([seq + [pad] * (width - len(seq)) for seq in sequences], device=device)
+    attention_mask = torch.tensor([[1] * len(seq) + [0] * (width - len(seq)) for seq in sequences])
     inputs_embeds = embedding(input_ids)
     if vectors is not None:
         values = torch.from_numpy(vectors).to(device=device, dtype=inputs_embeds.dtype)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny_models import FAMILIES
 
-from pelt.injection import inject
+from pelt.injection import MISSING, assemble, inject, prepare
 from pelt.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable, write_table
 
@@ -180,3 +180,30 @@ def test_mentions_without_a_vector_plain_mask_or_hidden(tiny_model_dirs, tmp_pat
     assert baseline.input_ids.shape[1] == len(tokenizer(text)["input_ids"])
     with pytest.raises(ValueError, match="missing must be one of"):
         inject(model, tokenizer, [text], mentions, table, missing="drop")
+
+
+@pytest.mark.parametrize("missing", MISSING)
+def test_texts_prepared_once_batch_as_each_injected_alone(missing, tiny_model_dirs, tmp_path):  # noqa: F811
+    # A fine-tuning run prepares each text once and batches subsets of them at every step: each row
+    # of such a batch must be its text injected alone (ids, embeddings with their own vectors, mask),
+    # then padded.
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    h = model.config.hidden_size
+    table = _table(tmp_path / "t.parquet", model, ["Paris", "Rome"], [np.eye(h)[0], np.eye(h)[1] + np.eye(h)[2]])
+    texts = ["Paris and Berlin", "Rome is old", "nothing here at all, a longer text than the others", "Rome and Paris"]
+    mentions = [[(0, 5, "Paris"), (10, 16, "Berlin")], [(0, 4, "Rome")], [], [(0, 4, "Rome"), (9, 14, "Paris")]]
+    prepared = prepare(model, tokenizer, texts, mentions, table, norm=3.0, missing=missing)
+    alone = [inject(model, tokenizer, [t], [m], table, norm=3.0, missing=missing) for t, m in zip(texts, mentions)]
+    for subset in ([3, 0], [2], [1, 2, 3], [0, 1, 2, 3]):
+        got = assemble(model, tokenizer, [prepared[i] for i in subset], missing=missing)
+        for row, i in enumerate(subset):
+            n = alone[i].input_ids.shape[1]
+            assert torch.equal(got.input_ids[row, :n], alone[i].input_ids[0])
+            assert torch.equal(got.inputs_embeds[row, :n], alone[i].inputs_embeds[0])
+            assert torch.equal(got.attention_mask[row, :n], alone[i].attention_mask[0])
+            assert not got.attention_mask[row, n:].any()
+            assert got.entity_positions[row] == alone[i].entity_positions[0]
+        assert (got.n_injected, got.n_missing) == (
+            sum(alone[i].n_injected for i in subset),
+            sum(alone[i].n_missing for i in subset),
+        )

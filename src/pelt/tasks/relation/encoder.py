@@ -49,7 +49,7 @@ from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
 from pelt.eval.variants import resolve_norm, resolve_variant
-from pelt.injection import inject
+from pelt.injection import Prepared, assemble, prepare
 from pelt.logs import progress
 from pelt.models import (
     attention_for_training,
@@ -91,11 +91,14 @@ def drop_overlapping(instances: Sequence[Instance], held_out: Sequence[Instance]
 
 @dataclass(frozen=True)
 class MarkedText:
-    """An instance ready for the encoder: marked text, mentions to inject, and where its start markers are."""
+    """An instance ready for the encoder: the marked text as it is batched (tokenized, with the
+    table's slots when one is held: prepared once, encoded at every step), and where its head and
+    tail are read."""
 
     text: str
-    mentions: tuple[tuple[int, int, str], ...]  # (start, end, entity id) of head / tail, when resolved
-    anchors: tuple[tuple[int, int], tuple[int, int]]  # (token id, occurrence) of the head and tail start markers
+    prepared: Prepared
+    read: tuple[int, int]  # positions of the head and tail representations in ``prepared.ids``
+    markers_cut: int  # start markers that ``max_length`` cut off (read at the first token instead)
 
 
 def marked_text(inst: Instance, markers: Markers = DEFAULT_MARKERS) -> tuple[str, list[tuple[int, int]], list[int]]:
@@ -132,6 +135,16 @@ def marked_text(inst: Instance, markers: Markers = DEFAULT_MARKERS) -> tuple[str
 
 
 READ_AT = ("markers", "slots")  # where an entity is read: its start marker, or its slot where it has one
+
+
+def _occurrence(ids: Sequence[int], token_id: int, k: int) -> int | None:
+    """Position of the ``k``-th ``token_id`` in ``ids``; None where there are fewer (cut off)."""
+    seen = 0
+    for pos, tid in enumerate(ids):
+        seen += tid == token_id
+        if seen == k:
+            return pos
+    return None
 
 
 def _slots_after(starts: Sequence[int], slots: Sequence[int]) -> list[int]:
@@ -215,16 +228,31 @@ class RelationEncoder(torch.nn.Module):
         for lo in range(0, len(instances), _TOKENIZE_CHUNK):
             chunk = instances[lo : lo + _TOKENIZE_CHUNK]
             marked = [marked_text(inst, self.markers) for inst in chunk]
+            texts = [text for text, _, _ in marked]
             encoded = self.tokenizer(
-                [text for text, _, _ in marked],
+                texts,
                 return_offsets_mapping=True,
                 return_special_tokens_mask=True,
                 return_attention_mask=False,
                 verbose=False,
             )
-            for b, (text, spans, marker_chars) in enumerate(marked):
+            mentions = [
+                [(s, e, eid) for (s, e), eid in zip(spans, entity_ids[lo + b]) if eid] if self.table is not None else []
+                for b, (_, spans, _) in enumerate(marked)
+            ]
+            prepared = prepare(
+                self.model,
+                self.tokenizer,
+                texts,
+                mentions,
+                self.table,
+                norm=self.norm,
+                max_length=self.max_length,
+                missing=self.missing,
+            )
+            for b, (text, _, marker_chars) in enumerate(marked):
                 ids = encoded["input_ids"][b]
-                anchors = []
+                starts = []
                 for side, char in enumerate(marker_chars):
                     span = mention_token_span(
                         encoded["offset_mapping"][b], encoded["special_tokens_mask"][b], char, char + 1
@@ -235,44 +263,26 @@ class RelationEncoder(torch.nn.Module):
                             f"marker {(self.markers.head, self.markers.tail)[side][0]!r} is the unknown or a bracket "
                             "token of this tokenizer; choose other markers"
                         )
-                    anchors.append((token_id, ids[: span[0] + 1].count(token_id)))
-                pairs = zip(spans, entity_ids[lo + b])
-                mentions = tuple((s, e, eid) for (s, e), eid in pairs if eid) if self.table is not None else ()
-                out.append(MarkedText(text, mentions, (anchors[0], anchors[1])))
+                    starts.append(_occurrence(prepared[b].ids, token_id, ids[: span[0] + 1].count(token_id)))
+                cut = starts.count(None)
+                found = [0 if p is None else p for p in starts]
+                read = _slots_after(found, prepared[b].slots) if self.read_at == "slots" else found
+                out.append(MarkedText(text, prepared[b], (read[0], read[1]), cut))
         return out
 
     def forward(self, marked: Sequence[MarkedText]) -> torch.Tensor:
         """[len(marked), 2H] float32 representations (gradients flow into the model, not the table)."""
-        batch = inject(
-            self.model,
-            self.tokenizer,
-            [m.text for m in marked],
-            [list(m.mentions) for m in marked],
-            self.table,
-            norm=self.norm,
-            max_length=self.max_length,
-            missing=self.missing,
-        )
+        batch = assemble(self.model, self.tokenizer, [m.prepared for m in marked], missing=self.missing)
         self.stats["texts"] += len(marked)
         self.stats["injected"] += batch.n_injected
         self.stats["missing"] += batch.n_missing
+        self.stats["markers_cut"] += sum(m.markers_cut for m in marked)
         device = batch.input_ids.device
         with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=self.autocast):
             states = token_states(self.model, batch.inputs_embeds, batch.attention_mask)
-        input_ids = batch.input_ids.cpu()  # one transfer, not one device sync per marker
-        positions = []
-        for b, m in enumerate(marked):
-            starts = []
-            for token_id, occurrence in m.anchors:
-                hits = (input_ids[b] == token_id).nonzero()[:, 0]
-                if len(hits) >= occurrence:
-                    starts.append(int(hits[occurrence - 1]))
-                else:
-                    self.stats["markers_cut"] += 1
-                    starts.append(0)
-            positions += _slots_after(starts, batch.entity_positions[b]) if self.read_at == "slots" else starts
         rows = torch.arange(len(marked), device=device).repeat_interleave(2)
-        picked = states[rows, torch.tensor(positions, device=device)].float()
+        positions = torch.tensor([p for m in marked for p in m.read], device=device)
+        picked = states[rows, positions].float()
         return picked.view(len(marked), self.out_features)
 
     def pop_stats(self) -> dict[str, int]:
