@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -85,6 +86,14 @@ def test_run_wiki80_result_and_determinism(tiny_model_dirs, files, tmp_path):  #
     assert first["hyperparameters"]["lr"] == 3e-5 and first["hyperparameters"]["epochs"] == 2
     assert (first["hyperparameters"]["markers"], first["hyperparameters"]["read_at"]) == ("punct", "markers")
     assert first["entities"]["eval"]["texts_encoded"] == 10 and first["entities"]["eval"]["markers_cut"] == 0
+
+
+def test_every_epochs_loss_is_kept_and_ten_are_logged(tiny_model_dirs, files, tmp_path, caplog):  # noqa: F811
+    caplog.set_level("INFO", logger="pelt.tasks.wiki80.run")
+    result = _run(tiny_model_dirs["roberta"], files, tmp_path / "r.json", epochs=25, batch_size=32)
+    logged = [int(m.group(1)) for r in caplog.records if (m := re.match(r"Wiki80 epoch (\d+):", r.getMessage()))]
+    assert len(result["train_loss"]) == 25 and all(loss > 0 for loss in result["train_loss"])
+    assert logged == [3, 6, 9, 12, 15, 18, 21, 24, 25]  # ten lines at most, the last epoch always
 
 
 def test_classifier_learns_the_training_set(tiny_model_dirs, files, tmp_path):  # noqa: F811
