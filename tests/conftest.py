@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,15 +18,20 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 SLOW_FIXTURES = {"finished", "spark"}
 
 
-# The files with tests that read the demo's run (fixture `finished`): `make test`'s two workers
-# (pytest-xdist) give them all to one, which runs the demo once, first; every other file goes whole
-# to a worker, which builds its module fixtures once. Checked at collection.
+# The files with tests that read the demo's run (fixture `finished`, which `make test`'s two workers
+# share: tests/demo_run.py). The first group goes whole to one worker, first: it runs the demo
+# while the other worker runs the files that need no demo run, largest first. The two files of
+# workflow runs on copies of the demo's come last, one to each worker as it frees up. Checked at
+# collection.
 DEMO_RUN_FILES = (
     "tests/unit/test_logs.py",
     "tests/workflow/test_docs_examples.py",
     "tests/workflow/test_effect.py",
-    "tests/workflow/test_operations.py",
     "tests/workflow/test_workflow.py",
+)
+DEMO_RUN_LAST = (
+    "tests/workflow/test_operations.py",
+    "tests/workflow/test_reruns.py",
 )
 
 
@@ -35,28 +41,40 @@ def _file_of(nodeid: str) -> str:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests that need the demo's full run or the Spark session `slow` (`make check` leaves
-    them out), and put the demo run's files first."""
+    them out), and order the files as the workers should take them (above)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
-        if "finished" in fixtures and _file_of(item.nodeid) not in DEMO_RUN_FILES:
+        if "finished" in fixtures and _file_of(item.nodeid) not in DEMO_RUN_FILES + DEMO_RUN_LAST:
             raise pytest.UsageError(
-                f"{item.nodeid} uses the demo's run: add its file to DEMO_RUN_FILES (tests/conftest.py)"
+                f"{item.nodeid} uses the demo's run: add its file to DEMO_RUN_FILES or DEMO_RUN_LAST"
             )
-    items.sort(key=lambda item: _file_of(item.nodeid) not in DEMO_RUN_FILES)
+    size = Counter(_file_of(item.nodeid) for item in items)
+
+    def place(item: pytest.Item) -> tuple[int, int]:
+        name = _file_of(item.nodeid)
+        if name in DEMO_RUN_FILES:
+            return 0, 0
+        if name in DEMO_RUN_LAST:
+            return 2, DEMO_RUN_LAST.index(name)
+        return 1, -size[name]
+
+    items.sort(key=place)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Whole files to each worker, the demo run's files as one (pytest 9's node ids defeat xdist's
-    own ``--dist loadgroup``, which appends the group to a private attribute pytest no longer reads)."""
+    """Whole files to each worker in the order of ``pytest_collection_modifyitems``, the demo run's
+    first files as one (pytest 9's node ids defeat xdist's own ``--dist loadgroup``, which appends the
+    group to a private attribute pytest no longer reads)."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class DemoRunTogether(LoadScopeScheduling):
+    class DemoRunFirst(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return "demo run" if _file_of(nodeid) in DEMO_RUN_FILES else _file_of(nodeid)
 
-    return DemoRunTogether(config, log)
+    config.option.loadscopereorder = False  # xdist would order the files by their number of tests
+    return DemoRunFirst(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

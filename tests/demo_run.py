@@ -1,15 +1,18 @@
 """The demo workflow as the tests run it: Snakemake in a temp directory on the demo config, and
 one finished run (session fixture ``finished``) shared by the end-to-end test and the operations
-tests, so that the whole DAG runs once per test session.
+tests, so that the whole DAG runs once per test session, whatever the number of workers.
 
 Listed in conftest's ``pytest_plugins``; tests import the helpers from here.
 """
 
 from __future__ import annotations
 
+import bz2
+import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from snakemake.utils import update_config
@@ -70,11 +74,48 @@ def write_config(workdir: Path, *overlays: Path, **overrides) -> dict:
     return config
 
 
+DUMP = DEMO / "wikipedia" / "demo-pages-articles.xml.bz2"
 # The corpus stage's outputs for the demo dump: one folder per corpus file, named after it.
 CORPUS_FILE = "results/corpus/wikipedia/files/demo-pages-articles.xml.bz2"
 DOCUMENTS = f"{CORPUS_FILE}/documents"
 JOB = re.compile(r"^(?:local)?rule (\w+):$", re.M)
 LINKING = yaml.safe_load(TEST_CONFIG.read_text())["linking"]
+TABLE = "results/tables/wikipedia/demo/table.parquet"
+SHARD = "results/tables/wikipedia/demo/shards/{}-of-2.parquet"
+ENCODING = {"encode_shard": 2, "entity_table": 1}  # one domain's jobs: two shards, one table
+
+
+def copy_of(workdir: Path, dest: Path) -> Path:
+    """A copy that Snakemake sees as finished as the original: copy2 keeps every mtime. Snakemake's
+    own logs stay behind: a dry run in the original (another worker's test) may be writing one."""
+
+    def snakemake_logs(folder: str, names: list[str]) -> list[str]:
+        return ["log"] if Path(folder).name == ".snakemake" else []
+
+    shutil.copytree(workdir, dest, symlinks=True, ignore=snakemake_logs)
+    for path in [workdir / "results", *(workdir / "results").rglob("*")]:
+        assert (dest / path.relative_to(workdir)).stat().st_mtime_ns == path.stat().st_mtime_ns, path
+    return dest
+
+
+def table_rows(path: Path) -> dict[str, dict]:
+    return {row["entity_id"]: row for row in pq.read_table(path).to_pylist()}
+
+
+def sorted_rows(path: Path) -> list[dict]:
+    return sorted(pq.read_table(path).to_pylist(), key=lambda row: json.dumps(row, sort_keys=True))
+
+
+def write_dump(path: Path, titles: list[str], first_id: int = 990_000) -> Path:
+    """A pages-articles dump (bz2) with one short article per title."""
+    pages = "".join(
+        f"<page><title>{title}</title><ns>0</ns><id>{first_id + i}</id><revision><text>"
+        f"'''{title}''' is a place in [[Corvel]].</text></revision></page>\n"
+        for i, title in enumerate(titles)
+    )
+    xml = f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">\n{pages}</mediawiki>\n'
+    path.write_bytes(bz2.compress(xml.encode()))
+    return path
 
 
 def jobs_of(output: str) -> Counter[str]:
@@ -145,11 +186,35 @@ def finished(tmp_path_factory) -> Path:
     at 20 steps without controls, Wiki80 at 100 % only), and LAMA facts about entities that have no
     sentence: the demo config with .test/config/config.yaml merged over it, less Wiki80's 1 % and 10 %.
 
-    On the way it is killed (kill -9, Snakemake and its jobs) while the corpus stage's Spark job
-    writes its Parquet, then resumed; ``kill.json`` records what the kill left for
-    test_killed_spark_stage_is_redone. The resumed run must give what an uninterrupted one gives:
-    the Spark cluster test compares its corpus and linking with an uninterrupted run."""
-    workdir = tmp_path_factory.mktemp("finished")
+    `make test`'s two workers share it (tests/conftest.py gives them its tests): the first to need
+    it runs it while it holds a lock in the folder above the workers' temp folders, the other waits
+    on the lock and reads the same run. A failed run is recorded there, so that the second worker
+    fails at once instead of running it again."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return _run_demo(tmp_path_factory.mktemp("finished"))
+    shared = tmp_path_factory.getbasetemp().parent
+    workdir, failed = shared / "finished", shared / "finished.failed"
+    with (shared / "finished.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if failed.exists():
+            pytest.fail(f"the demo run failed in another worker:\n{failed.read_text()}")
+        if not (workdir / "kill.json").exists():
+            workdir.mkdir()
+            try:
+                _run_demo(workdir)
+            except BaseException as err:
+                failed.write_text(f"{worker}: {type(err).__name__}: {err}")
+                raise
+    return workdir
+
+
+def _run_demo(workdir: Path) -> Path:
+    """The fixture's run in ``workdir``. On the way it is killed (kill -9, Snakemake and its jobs)
+    while the corpus stage's Spark job writes its Parquet, then resumed; ``kill.json`` records what
+    the kill left for test_killed_spark_stage_is_redone. The resumed run must give what an
+    uninterrupted one gives: the Spark cluster test compares its corpus and linking with an
+    uninterrupted run."""
     config = write_config(workdir, TEST_CONFIG)
     # The runs the guards and the report read (tests/workflow/test_effect.py: Wiki80 100 % and its controls);
     # the rest of the demo's grid is planned in test_workflow. Left out here: a merge cannot.
