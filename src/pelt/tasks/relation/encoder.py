@@ -97,7 +97,7 @@ class MarkedText:
 
     text: str
     prepared: Prepared
-    read: tuple[int, int]  # positions of the head and tail representations in ``prepared.ids``
+    read: tuple[int, ...]  # positions of the head and tail representations in ``prepared.ids`` (two, or four: ``both``)
     markers_cut: int  # start markers that ``max_length`` cut off (read at the first token instead)
 
 
@@ -134,7 +134,8 @@ def marked_text(inst: Instance, markers: Markers = DEFAULT_MARKERS) -> tuple[str
     return " ".join(words), [(s, e) for s, e in spans], marker_chars
 
 
-READ_AT = ("markers", "slots")  # where an entity is read: its start marker, or its slot where it has one
+# where an entity is read: its start marker, its slot where it has one, or both (the markers' states, then the slots')
+READ_AT = ("markers", "slots", "both")
 
 
 def _occurrence(ids: Sequence[int], token_id: int, k: int) -> int | None:
@@ -165,7 +166,9 @@ class RelationEncoder(torch.nn.Module):
     ``read_at="slots"`` reads an entity at its slot where the table gave it one, an option beside
     the paper's markers: the frozen demo model's state at the slot tells the demo's born-in heads
     from its died-in heads more often than its state at the marker (68 % against 55 %, issue 31),
-    though fine-tuned on few-shot episodes neither did (``benchmarks/README.md``).
+    though fine-tuned on few-shot episodes neither did (``benchmarks/README.md``). ``read_at="both"``
+    appends the slots' states to the markers' (four states a sentence): the wording the markers
+    read and the vector the slot holds, where a small model does not carry the second to the first.
 
     Holds the masked LM (fine-tuned) and, for the pelt variant, the frozen table.  ``stats`` counts
     slots injected, mentions whose entity the table lacks, and markers cut off by ``max_length``
@@ -218,7 +221,7 @@ class RelationEncoder(torch.nn.Module):
 
     @property
     def out_features(self) -> int:
-        return 2 * self.model.config.hidden_size
+        return (4 if self.read_at == "both" else 2) * self.model.config.hidden_size
 
     def mark(
         self, instances: Sequence[Instance], entity_ids: Sequence[tuple[str | None, str | None]]
@@ -266,12 +269,13 @@ class RelationEncoder(torch.nn.Module):
                     starts.append(_occurrence(prepared[b].ids, token_id, ids[: span[0] + 1].count(token_id)))
                 cut = starts.count(None)
                 found = [0 if p is None else p for p in starts]
-                read = _slots_after(found, prepared[b].slots) if self.read_at == "slots" else found
-                out.append(MarkedText(text, prepared[b], (read[0], read[1]), cut))
+                slots = _slots_after(found, prepared[b].slots)
+                read = {"markers": found, "slots": slots, "both": found + slots}[self.read_at]
+                out.append(MarkedText(text, prepared[b], tuple(read), cut))
         return out
 
     def forward(self, marked: Sequence[MarkedText]) -> torch.Tensor:
-        """[len(marked), 2H] float32 representations (gradients flow into the model, not the table)."""
+        """[len(marked), out_features] float32 representations (gradients flow into the model, not the table)."""
         batch = assemble(self.model, self.tokenizer, [m.prepared for m in marked], missing=self.missing)
         self.stats["texts"] += len(marked)
         self.stats["injected"] += batch.n_injected
@@ -280,7 +284,7 @@ class RelationEncoder(torch.nn.Module):
         device = batch.input_ids.device
         with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=self.autocast):
             states = token_states(self.model, batch.inputs_embeds, batch.attention_mask)
-        rows = torch.arange(len(marked), device=device).repeat_interleave(2)
+        rows = torch.arange(len(marked), device=device).repeat_interleave(len(marked[0].read))
         positions = torch.tensor([p for m in marked for p in m.read], device=device)
         picked = states[rows, positions].float()
         return picked.view(len(marked), self.out_features)

@@ -314,6 +314,13 @@ def test_encoder_matches_plain_reference(family, tiny_model_dirs, tmp_path):  # 
     torch.testing.assert_close(got_slots, _reference(model_dir, with_words, slot_chars), atol=1e-5, rtol=1e-4)
     assert not torch.allclose(got_slots[0], got_pelt[0])
     torch.testing.assert_close(got_slots[1], got_pelt[1])  # nothing injected: read at the markers
+    at_both = RelationEncoder(
+        model, tokenizer, table, norm=norm, settings=EncoderSettings(markers=markers, read_at="both")
+    )
+    with torch.no_grad():
+        got_both = at_both(at_both.mark(instances, entity_ids))
+    assert got_both.shape == (3, at_both.out_features) == (3, 4 * model.config.hidden_size)
+    torch.testing.assert_close(got_both, torch.cat([got_pelt, got_slots], dim=1))  # the markers', then the slots'
     assert got_plain.shape == (3, 2 * model.config.hidden_size)
     torch.testing.assert_close(got_plain, expected_plain, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(got_pelt, expected_pelt, atol=1e-5, rtol=1e-4)

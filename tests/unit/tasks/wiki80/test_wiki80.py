@@ -185,6 +185,16 @@ def test_pelt_variant_injects_table_entities(tiny_model_dirs, files, tmp_path): 
         TableInputs("swapped", str(tmp_path / "t.parquet"), str(tmp_path / "e.parquet"), 3.0),
     )
     assert control["variant"] == "swapped" and control["entities"]["eval"]["injected"] == expected
+    # read at both the markers and the slots, the classifier takes the four states a sentence
+    both = _run(
+        model_dir,
+        files,
+        tmp_path / "both.json",
+        TableInputs("pelt", str(tmp_path / "t.parquet"), str(tmp_path / "e.parquet"), 3.0),
+        read_at="both",
+    )
+    assert both["hyperparameters"]["read_at"] == "both" and both["entities"]["eval"]["injected"] == expected
+    assert both["train_loss"] != result["train_loss"]
     # the baseline reads the table for the heads' frequencies only
     baseline = _run(
         model_dir,
