@@ -75,6 +75,8 @@ def probe(run: Path, kinds: dict[str, str], norm: float | None = None) -> dict:
     results = run / "results"
     norm = norm or json.loads((results / "eval/lama/demo/norm_sweep.json").read_text())["chosen_norm"]
     row: dict = {"run": str(run), "norm": norm}
+    # one load a run: the encoders only read the frozen model (the default markers add no tokens)
+    model, tokenizer = load_masked_lm(str(results / "models/demo"), device="cpu", precision="fp32")
     for task, (test, corpus) in TESTS.items():
         instances = read_instances([DEMO / test])
         entity_ids = resolve_instances(instances, str(results / f"task_entities/{corpus}/task_entities.parquet"))
@@ -82,7 +84,6 @@ def probe(run: Path, kinds: dict[str, str], norm: float | None = None) -> dict:
         heads = [kinds.get(inst.head.qid) for inst in instances]
         known = [i for i, kind in enumerate(heads) if kind]
         for variant, read_at in READINGS:
-            model, tokenizer = load_masked_lm(str(results / "models/demo"), device="cpu", precision="fp32")
             with_table = variant == "pelt"
             encoder = RelationEncoder(
                 model,
