@@ -37,6 +37,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -56,6 +57,7 @@ from pelt.models import (
     load_masked_lm,
     mask_representation,
     resolve_device,
+    short_sequence_attention,
     tokenize_with_offsets,
 )
 
@@ -249,6 +251,7 @@ def breakdown(
     peak: float | None,
     compile_model: bool = False,
     host_workers: int | str = 0,
+    graphs: bool = False,
 ) -> dict[str, float | str]:
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
@@ -256,7 +259,9 @@ def breakdown(
     The host half runs as ``_encode`` runs it, in as many worker processes as ``host_workers``
     gives there (their start included: an encoding pays it too).
     The device half's MFU is what the GPU reaches when the host keeps up; ``compile_model`` also
-    times it with the backbone under ``torch.compile`` (dynamic shapes: batch widths vary).
+    times it with the backbone under ``torch.compile`` (dynamic shapes: batch widths vary);
+    ``graphs`` replays it from CUDA graphs (:class:`GraphedBackbone`), one launch a batch instead of
+    one per kernel, to measure what the launches cost.
     """
     device = next(model.parameters()).device
     workers = resolve_host_workers(host_workers, device, len(sentences))
@@ -272,7 +277,7 @@ def breakdown(
 
     def device_run(backbone: Callable[..., torch.Tensor]) -> None:
         accumulator = _Accumulator(model.config.hidden_size, device)
-        with torch.inference_mode():
+        with torch.inference_mode(), short_sequence_attention():  # as _encode runs it
             for b in batches:
                 states = backbone(
                     input_ids=b.input_ids.to(device, non_blocking=True),
@@ -295,6 +300,9 @@ def breakdown(
     variants = {"eager": model.base_model}
     if compile_model:
         variants["compiled"] = torch.compile(model.base_model, dynamic=True)
+    if graphs and device.type == "cuda":
+        variants["graphed"] = GraphedBackbone(model, None)
+        variants["graphed_bucketed"] = GraphedBackbone(model, (32, 8))
     for name, backbone in variants.items():
         try:
             warm, _ = timed(partial(device_run, backbone), device)
@@ -304,9 +312,62 @@ def breakdown(
             continue
         result[f"{name}_device_seconds"] = seconds
         result[f"{name}_warmup_seconds"] = warm
+        if isinstance(backbone, GraphedBackbone):
+            result[f"{name}_shapes"] = len(backbone.graphs)
+            result[f"{name}_tokens_over_batches"] = backbone.computed / max(1, backbone.real)
         if peak:
             result[f"{name}_device_mfu"] = flops_per_token(model) * real / seconds / (peak * 1e12)
     return result
+
+
+class GraphedBackbone:
+    """The backbone replayed from a CUDA graph per input shape: one launch a batch instead of one per kernel.
+
+    ``bucket`` (rows, tokens) rounds each batch up to multiples of those, padding rows and tokens
+    that the mask hides, so that fewer shapes are captured; None captures every exact shape.  The
+    returned states are the graph's own buffer, overwritten by the next replay, which the stream
+    orders after this batch's reads.
+    """
+
+    def __init__(self, model: PreTrainedModel, bucket: tuple[int, int] | None):
+        self.model, self.backbone, self.bucket = model, model.base_model, bucket
+        self.graphs: dict[tuple, tuple] = {}
+        self.real = self.computed = 0
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None):
+        rows, width = input_ids.shape
+        if self.bucket is not None:
+            (step_rows, step_width) = self.bucket
+            rows_to, width_to = -(-rows // step_rows) * step_rows, -(-width // step_width) * step_width
+            if (rows_to, width_to) != (rows, width) or attention_mask is not None:
+                real = torch.zeros(rows_to, width_to, dtype=torch.int64, device=input_ids.device)
+                if attention_mask is None:
+                    real[:rows, :width] = 1
+                else:  # pelt's additive mask: 0 where a token is real
+                    real[:rows, :width] = (attention_mask[:, 0, 0, :] == 0).long()
+                ids = input_ids.new_full((rows_to, width_to), self.model.config.pad_token_id)
+                ids[:rows, :width] = input_ids
+                input_ids, attention_mask = ids, encoder_mask(self.model, real)
+        self.real += rows * width
+        self.computed += input_ids.numel()
+        key = (tuple(input_ids.shape), attention_mask is None)
+        if key not in self.graphs:
+            static = (input_ids.clone(), None if attention_mask is None else attention_mask.clone())
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                self.backbone(input_ids=static[0], attention_mask=static[1])
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = self.backbone(input_ids=static[0], attention_mask=static[1]).last_hidden_state
+            self.graphs[key] = (graph, static, out)
+        graph, (ids, mask), out = self.graphs[key]
+        ids.copy_(input_ids)
+        if mask is not None:
+            mask.copy_(attention_mask)
+        graph.replay()
+        return SimpleNamespace(last_hidden_state=out[:rows])
 
 
 def agreement(low: dict[str, np.ndarray], high: dict[str, np.ndarray], device: torch.device) -> dict[str, float]:
@@ -379,6 +440,12 @@ def main() -> None:
         help="processes preparing pelt's batches (build_table's host_workers): auto (up to 8 on CUDA, 0 on CPU) or N",
     )
     parser.add_argument("--compile", action="store_true", help="in --breakdown, also time the backbone compiled")
+    parser.add_argument(
+        "--graphs",
+        action="store_true",
+        help="in --breakdown on CUDA, also time the backbone replayed from CUDA graphs, one per batch shape "
+        "(exact shapes, and shapes rounded up to 32 rows x 8 tokens)",
+    )
     parser.add_argument("--fp32-check", action="store_true", help="also build the table in fp32 and compare")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--data", type=Path, default=DATA)
@@ -434,6 +501,7 @@ def main() -> None:
                     peak,
                     args.compile,
                     args.host_workers,
+                    args.graphs,
                 )
                 for budget in args.breakdown
             ]

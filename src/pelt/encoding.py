@@ -50,6 +50,7 @@ from pelt.models import (
     max_input_length,
     model_identity,
     representation,
+    short_sequence_attention,
 )
 from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
 from pelt.table import EntityTable, write_table
@@ -272,7 +273,7 @@ def _encode(
     preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, device.type == "cuda", workers)
     accumulator = _Accumulator(model.config.hidden_size, device)
     began = time.perf_counter()
-    with torch.inference_mode(), Progress("encoding", total_rows, "sentences") as bar:
+    with torch.inference_mode(), short_sequence_attention(), Progress("encoding", total_rows, "sentences") as bar:
         for item in _in_background(preparer.batches(chunks)):
             if isinstance(item, int):
                 bar.update(item)
