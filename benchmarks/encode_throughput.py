@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
@@ -240,32 +241,51 @@ def compare(
     return results
 
 
+@dataclass(frozen=True)
+class Mentions:
+    """The sentences encoded, one row per mention: its entity, its sentence, its character span."""
+
+    ids: list[str]
+    sentences: list[str]
+    spans: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """How ``breakdown`` runs pelt's halves: the pipeline's batching, and the device variants it times.
+
+    ``compile_model`` also times the backbone under ``torch.compile`` (dynamic shapes: batch widths
+    vary); ``graphs`` replays it from CUDA graphs (:class:`GraphedBackbone`), one launch a batch
+    instead of one per kernel, to measure what the launches cost.
+    """
+
+    max_seq_len: int
+    tokens_per_batch: int
+    host_workers: int | str = 0
+    compile_model: bool = False
+    graphs: bool = False
+
+
 def breakdown(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    ids: list[str],
-    sentences: list[str],
-    spans: list[tuple[int, int]],
-    max_seq_len: int,
-    tokens_per_batch: int,
+    mentions: Mentions,
+    settings: Breakdown,
     peak: float | None,
-    compile_model: bool = False,
-    host_workers: int | str = 0,
-    graphs: bool = False,
 ) -> dict[str, float | str]:
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
     ``build_table`` overlaps them (tokenization in a thread); whichever half is slower bounds it.
-    The host half runs as ``_encode`` runs it, in as many worker processes as ``host_workers``
+    The host half runs as ``_encode`` runs it, in as many worker processes as ``settings.host_workers``
     gives there (their start included: an encoding pays it too).
-    The device half's MFU is what the GPU reaches when the host keeps up; ``compile_model`` also
-    times it with the backbone under ``torch.compile`` (dynamic shapes: batch widths vary);
-    ``graphs`` replays it from CUDA graphs (:class:`GraphedBackbone`), one launch a batch instead of
-    one per kernel, to measure what the launches cost.
+    The device half's MFU is what the GPU reaches when the host keeps up.
     """
     device = next(model.parameters()).device
-    workers = resolve_host_workers(host_workers, device, len(sentences))
-    preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, None, device.type == "cuda", workers)
+    ids, sentences, spans = mentions.ids, mentions.sentences, mentions.spans
+    workers = resolve_host_workers(settings.host_workers, device, len(sentences))
+    preparer = _Preparer(
+        tokenizer, settings.max_seq_len, settings.tokens_per_batch, None, device.type == "cuda", workers
+    )
     chunks = (
         Rows(ids[lo : lo + _POOL_ROWS], sentences[lo : lo + _POOL_ROWS], *zip(*spans[lo : lo + _POOL_ROWS]))
         for lo in range(0, len(sentences), _POOL_ROWS)
@@ -291,16 +311,16 @@ def breakdown(
 
     real = int(preparer.stats["tokens"])
     result: dict[str, float | str] = {
-        "tokens_per_batch": tokens_per_batch,
+        "tokens_per_batch": settings.tokens_per_batch,
         "host_workers": workers,
         "host_seconds": host,
         "batches": len(batches),
         "real_tokens": real,
     }
     variants = {"eager": model.base_model}
-    if compile_model:
+    if settings.compile_model:
         variants["compiled"] = torch.compile(model.base_model, dynamic=True)
-    if graphs and device.type == "cuda":
+    if settings.graphs and device.type == "cuda":
         variants["graphed"] = GraphedBackbone(model, None)
         variants["graphed_bucketed"] = GraphedBackbone(model, (32, 8))
     for name, backbone in variants.items():
@@ -489,19 +509,14 @@ def main() -> None:
         config = model.config
         extra = {}
         if args.breakdown:
+            mentions = Mentions(ids, sentences, spans)
             extra["breakdown"] = [
                 breakdown(
                     model,
                     tokenizer,
-                    ids,
-                    sentences,
-                    spans,
-                    args.max_seq_len,
-                    budget,
+                    mentions,
+                    Breakdown(args.max_seq_len, budget, args.host_workers, args.compile, args.graphs),
                     peak,
-                    args.compile,
-                    args.host_workers,
-                    args.graphs,
                 )
                 for budget in args.breakdown
             ]
