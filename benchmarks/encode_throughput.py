@@ -242,15 +242,6 @@ def compare(
 
 
 @dataclass(frozen=True)
-class Mentions:
-    """The sentences encoded, one row per mention: its entity, its sentence, its character span."""
-
-    ids: list[str]
-    sentences: list[str]
-    spans: list[tuple[int, int]]
-
-
-@dataclass(frozen=True)
 class Breakdown:
     """How ``breakdown`` runs pelt's halves: the pipeline's batching, and the device variants it times.
 
@@ -269,7 +260,7 @@ class Breakdown:
 def breakdown(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    mentions: Mentions,
+    mentions: Rows,
     settings: Breakdown,
     peak: float | None,
 ) -> dict[str, float | str]:
@@ -281,15 +272,13 @@ def breakdown(
     The device half's MFU is what the GPU reaches when the host keeps up.
     """
     device = next(model.parameters()).device
-    ids, sentences, spans = mentions.ids, mentions.sentences, mentions.spans
-    workers = resolve_host_workers(settings.host_workers, device, len(sentences))
+    n = len(mentions.sentences)
+    workers = resolve_host_workers(settings.host_workers, device, n)
     preparer = _Preparer(
         tokenizer, settings.max_seq_len, settings.tokens_per_batch, None, device.type == "cuda", workers
     )
-    chunks = (
-        Rows(ids[lo : lo + _POOL_ROWS], sentences[lo : lo + _POOL_ROWS], *zip(*spans[lo : lo + _POOL_ROWS]))
-        for lo in range(0, len(sentences), _POOL_ROWS)
-    )
+    columns = (mentions.entity_ids, mentions.sentences, mentions.starts, mentions.ends)
+    chunks = (Rows(*(c[lo : lo + _POOL_ROWS] for c in columns)) for lo in range(0, n, _POOL_ROWS))
     began = time.perf_counter()
     batches = [b for b in preparer.batches(chunks) if not isinstance(b, int)]
     host = time.perf_counter() - began
@@ -509,7 +498,7 @@ def main() -> None:
         config = model.config
         extra = {}
         if args.breakdown:
-            mentions = Mentions(ids, sentences, spans)
+            mentions = Rows(ids, sentences, *zip(*spans))
             extra["breakdown"] = [
                 breakdown(
                     model,
