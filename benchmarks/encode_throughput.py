@@ -50,7 +50,14 @@ from transformers import (
 )
 
 from pelt.demo_model import train_bpe_tokenizer
-from pelt.encoding import _POOL_ROWS, _Accumulator, _Preparer, build_table, resolve_host_workers
+from pelt.encoding import (
+    _POOL_ROWS,
+    EncodingSettings,
+    _Accumulator,
+    _Preparer,
+    build_table,
+    resolve_host_workers,
+)
 from pelt.encoding_host import Rows, mask_mention, mention_token_span
 from pelt.models import (
     encoder_mask,
@@ -243,16 +250,15 @@ def compare(
 
 @dataclass(frozen=True)
 class Breakdown:
-    """How ``breakdown`` runs pelt's halves: the pipeline's batching, and the device variants it times.
+    """How ``breakdown`` runs pelt's halves: the pipeline's batching (its window, batch budget and host
+    workers; precision and device are the model's), and the device variants it times.
 
     ``compile_model`` also times the backbone under ``torch.compile`` (dynamic shapes: batch widths
     vary); ``graphs`` replays it from CUDA graphs (:class:`GraphedBackbone`), one launch a batch
     instead of one per kernel, to measure what the launches cost.
     """
 
-    max_seq_len: int
-    tokens_per_batch: int
-    host_workers: int | str = 0
+    encoding: EncodingSettings
     compile_model: bool = False
     graphs: bool = False
 
@@ -267,18 +273,17 @@ def breakdown(
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
     ``build_table`` overlaps them (tokenization in a thread); whichever half is slower bounds it.
-    The host half runs as ``_encode`` runs it, in as many worker processes as ``settings.host_workers``
+    The host half runs as ``_encode`` runs it, in as many worker processes as ``settings.encoding.host_workers``
     gives there (their start included: an encoding pays it too).
     The device half's MFU is what the GPU reaches when the host keeps up.
     """
     device = next(model.parameters()).device
-    n = len(mentions.sentences)
-    workers = resolve_host_workers(settings.host_workers, device, n)
+    encoding = settings.encoding
+    workers = resolve_host_workers(encoding.host_workers, device, len(mentions.sentences))
     preparer = _Preparer(
-        tokenizer, settings.max_seq_len, settings.tokens_per_batch, None, device.type == "cuda", workers
+        tokenizer, encoding.max_seq_len, encoding.tokens_per_batch, None, device.type == "cuda", workers
     )
-    columns = (mentions.entity_ids, mentions.sentences, mentions.starts, mentions.ends)
-    chunks = (Rows(*(c[lo : lo + _POOL_ROWS] for c in columns)) for lo in range(0, n, _POOL_ROWS))
+    chunks = mentions.chunks(_POOL_ROWS)
     began = time.perf_counter()
     batches = [b for b in preparer.batches(chunks) if not isinstance(b, int)]
     host = time.perf_counter() - began
@@ -300,7 +305,7 @@ def breakdown(
 
     real = int(preparer.stats["tokens"])
     result: dict[str, float | str] = {
-        "tokens_per_batch": settings.tokens_per_batch,
+        "tokens_per_batch": encoding.tokens_per_batch,
         "host_workers": workers,
         "host_seconds": host,
         "batches": len(batches),
@@ -504,7 +509,13 @@ def main() -> None:
                     model,
                     tokenizer,
                     mentions,
-                    Breakdown(args.max_seq_len, budget, args.host_workers, args.compile, args.graphs),
+                    Breakdown(
+                        EncodingSettings(
+                            max_seq_len=args.max_seq_len, tokens_per_batch=budget, host_workers=args.host_workers
+                        ),
+                        args.compile,
+                        args.graphs,
+                    ),
                     peak,
                 )
                 for budget in args.breakdown

@@ -354,15 +354,7 @@ def build_table(
     """
     if not len(entity_ids) == len(sentences) == len(spans):
         raise ValueError(f"build_table: {len(entity_ids)} ids, {len(sentences)} sentences, {len(spans)} spans")
-    chunks = (
-        Rows(
-            entity_ids[lo : lo + _POOL_ROWS],
-            sentences[lo : lo + _POOL_ROWS],
-            [s for s, _ in spans[lo : lo + _POOL_ROWS]],
-            [e for _, e in spans[lo : lo + _POOL_ROWS]],
-        )
-        for lo in range(0, len(sentences), _POOL_ROWS)
-    )
+    chunks = Rows(entity_ids, sentences, [s for s, _ in spans], [e for _, e in spans]).chunks(_POOL_ROWS)
     settings = EncodingSettings(
         max_seq_len=_effective_max_seq_len(model, max_seq_len),
         tokens_per_batch=tokens_per_batch,

@@ -36,6 +36,13 @@ class Rows:
     ends: Sequence[int | None]
     doc_ids: Sequence[str | None] | None = None
 
+    def chunks(self, size: int) -> Iterator[Rows]:
+        """Consecutive chunks of at most ``size`` rows: the pools an encoding sorts by length."""
+        columns = (self.entity_ids, self.sentences, self.starts, self.ends)
+        for lo in range(0, len(self.sentences), size):
+            doc_ids = None if self.doc_ids is None else self.doc_ids[lo : lo + size]
+            yield Rows(*(c[lo : lo + size] for c in columns), doc_ids)
+
 
 @dataclass
 class PackedBatch:
