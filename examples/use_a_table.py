@@ -8,7 +8,7 @@ and BART-style masked LMs, on CPU or GPU; nothing is downloaded.
 
     python examples/use_a_table.py --model results/models/demo \\
         --table results/tables/wikipedia/demo/table.parquet \\
-        --text "Heireith was born in [MASK] ." --entity "Heireith" --norm 2
+        --text "Heireith was born in [MASK] ." --entity "Heireith" --norm 1
 """
 
 from __future__ import annotations

@@ -14,11 +14,16 @@ Two choices are tailored to a model this small, and say so:
 
 - every name is one invented word (a single token of the demo tokenizer), so that a mention is
   one mask when the table is built and the baseline's guess cannot come from a subword;
-- some pretraining documents re-mention their subject as ``ALIAS ( Name )`` (a nickname, then the
-  name in brackets): real pretraining text is full of such bracketed appositives, and they are
-  what teaches a model to read the word in brackets, the slot where PELT puts the entity vector.
+- every frequent entity's pretraining document re-mentions it with a bracketed appositive, most as
+  ``NICKNAME ( Name )`` (a nickname, then the name in brackets), the rest as ``Name ( NICKNAME )``:
+  real pretraining text is full of both, and they are what teaches a model to read the word in
+  brackets, the slot where PELT puts the entity vector. The second order is the order of PELT's
+  own input, and without it the model learns that the word before a bracket says nothing: it
+  then pays on the facts of entities it knows (``benchmarks/README.md``, "How the pretraining
+  text names an entity"). The nicknames are many, each in a few documents as a rare name is, so
+  that the word in brackets is read as a name and not recognised as one of a few fillers.
 
-Everything is drawn from one seeded ``random.Random``: the same seed gives the same world.
+Everything is drawn from seeded ``random.Random`` generators: the same seed gives the same world.
 """
 
 from __future__ import annotations
@@ -34,9 +39,9 @@ N_FREQUENT_PEOPLE = 200
 N_RARE_PEOPLE = 250  # one fact each: 50 per person relation
 N_FREQUENT_ORGS = 30  # of each kind: companies and bands
 N_RARE_ORGS = 30
-N_NICKNAMES = 60
+N_NICKNAMES = 600
 DOCS_PER_FREQUENT = 16  # pretraining documents per frequent entity
-APPOSITIVE_SHARE = 0.65  # of those, the share with the NICKNAME ( Name ) appositive (see the module docstring)
+APPOSITIVE_SHARE = 0.65  # of those, the share with NICKNAME ( Name ); the rest get Name ( NICKNAME )
 
 INSTRUMENTS = ["piano", "guitar", "violin", "flute", "cello", "trumpet", "drums", "harp", "clarinet", "organ"]
 OCCUPATIONS = [
@@ -267,9 +272,14 @@ class World(Invented):
 
         A document states two to four facts of one frequent entity; in ``APPOSITIVE_SHARE`` of them
         every mention from the first (or, in half of those, the second) sentence on is written
-        ``NICKNAME ( Name )`` (see the module docstring). Each rare entity gets fact-free sentences only.
+        ``NICKNAME ( Name )``, in the others ``Name ( NICKNAME )`` (see the module docstring). Each
+        rare entity gets fact-free sentences only.
+
+        ``rng`` draws the text as it was when the demo had 60 nicknames and one order; the nicknames
+        and the second order draw from ``names``, so that every other sentence of the text, and the
+        facts the model learns from it, stayed as they were measured before the change.
         """
-        rng = random.Random(seed)
+        rng, names = random.Random(seed), random.Random(seed + 1)
         docs = []
         for entity in self.subjects():
             if not entity.frequent:
@@ -278,9 +288,14 @@ class World(Invented):
             for _ in range(DOCS_PER_FREQUENT):
                 sentences = self.fact_sentences(entity, rng)[: rng.randint(2, 4)]
                 if rng.random() < APPOSITIVE_SHARE:
-                    alias = f"{rng.choice(self.nicknames)} ( {entity.key} )"
+                    rng.randrange(60)  # the first text's nickname draw, kept so that rng's later draws stay
+                    alias = f"{names.choice(self.nicknames)} ( {entity.key} )"
                     first = 0 if rng.random() < 0.5 else 1
-                    sentences = sentences[:first] + [s.replace(entity.key, alias, 1) for s in sentences[first:]]
+                else:
+                    names.random()  # drawn when a share of documents was tried; kept so names' draws stay
+                    alias = f"{entity.key} ( {names.choice(self.nicknames)} )"
+                    first = 0 if names.random() < 0.5 else 1
+                sentences = sentences[:first] + [s.replace(entity.key, alias, 1) for s in sentences[first:]]
                 doc = " ".join(sentences)
                 # Half the documents are in the tokenized style of many real corpora ("Keld ."), the
                 # style of LAMA's templates, so that a probe's spacing is not new to the model.

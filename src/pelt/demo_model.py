@@ -144,7 +144,7 @@ class DemoModelSettings:
     """The demo model's size and recipe: the config's ``demo_model`` less its documents, whose
     defaults are the schema's (tests/unit/test_demo_model.py keeps them in step)."""
 
-    vocab_size: int = 4000
+    vocab_size: int = 5000
     hidden_size: int = 128
     num_layers: int = 2
     num_heads: int = 2
