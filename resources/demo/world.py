@@ -14,7 +14,7 @@ Two choices are tailored to a model this small, and say so:
 
 - every name is one invented word (a single token of the demo tokenizer), so that a mention is
   one mask when the table is built and the baseline's guess cannot come from a subword;
-- every frequent entity's pretraining document re-mentions it with a bracketed appositive, most as
+- a frequent entity's pretraining documents re-mention it with a bracketed appositive, most as
   ``NICKNAME ( Name )`` (a nickname, then the name in brackets), the rest as ``Name ( NICKNAME )``:
   real pretraining text is full of both, and they are what teaches a model to read the word in
   brackets, the slot where PELT puts the entity vector. The second order is the order of PELT's
