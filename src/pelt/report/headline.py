@@ -97,8 +97,8 @@ def _headline_rows(model: str, lama: list[dict], seed_rows: list[dict]):
             paper = [(paper_result("lama", model, v, b) or (None,))[0] for v in VARIANTS]
             kind = "LAMA-UHN" if b.startswith("UHN") else "LAMA"
             yield kind, f"LAMA {b} {MACRO_PAPER}", _cells(ours, [None] * 2, paper)
-        rare, *frequent = bucket_names()
-        for bucket in (rare, *frequent):
+        rare = bucket_names()[0]
+        for bucket in bucket_names():
             buckets = [(by_variant.get(v, {}).get("buckets") or {}).get(bucket) for v in VARIANTS]
             ours = [fact_p_at_1(b) for b in buckets]
             if all(o is None for o in ours):
