@@ -1,0 +1,96 @@
+"""The pre-registered replication's analysis (benchmarks/preregistered/analyse.py) on runs laid out as
+its driver lays them out, from the demo's recorded summaries (benchmarks/demo-results/, the real
+files' format): a pass is what the plan says, a broken table fails, a seed not run is listed."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks" / "preregistered"))
+import analyse  # noqa: E402
+
+RECORDED = REPO / "benchmarks" / "demo-results"
+
+
+def _lay_out(runs: Path, seed: int, edit=None) -> None:
+    for readout in analyse.READOUTS:
+        summary = runs / f"prereg{seed}-{readout}" / "results" / "eval" / "summary"
+        summary.mkdir(parents=True)
+        for name in ("lama.csv", "fewrel.csv", "wiki80.csv"):
+            shutil.copy(RECORDED / name, summary / name)
+            if edit:
+                edit(summary / name)
+
+
+def _swap_variants(path: Path, a: str = "pelt", b: str = "permuted") -> None:
+    """A broken table: pelt's numbers are the permuted control's and the other way round."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["variant"] = {a: b, b: a}.get(row["variant"], row["variant"])
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_the_recorded_demo_run_passes_where_its_numbers_say(tmp_path):
+    _lay_out(tmp_path, 48)
+    table, pending = analyse.rows(tmp_path, seeds=(48, 49))
+    assert pending == [49]
+    got = {(r["claim"], r["readout"]): r for r in table}
+    # One row per claim and readout: LAMA once (the mask), fine-tuning at both readouts.
+    assert len(table) == 2 + 6 * 2
+    rare = got[("lama_rare", "probe")]
+    assert (rare["baseline"], rare["pelt"], rare["random"]) == (7.1, 45.48, 4.52)
+    assert rare["passed"]
+    # FewRel 1.0 5-1: 49.23 -> 57.2, permuted 43.62, random 43.84: +8.0 >= 3 and above both.
+    assert got[("fewrel1_5_1", "markers")]["passed"]
+    # LAMA [50,100) is not a claim; [10,50): 80.47 -> 87.01 with random 84.39: passes.
+    assert got[("lama_frequent", "probe")]["passed"]
+
+
+def test_a_table_swapped_with_its_permuted_control_fails_every_claim(tmp_path):
+    _lay_out(tmp_path, 48, edit=_swap_variants)
+    table, _ = analyse.rows(tmp_path, seeds=(48,))
+    assert table and not any(r["passed"] for r in table)
+
+
+@pytest.mark.parametrize(
+    ("values", "target", "expected"),
+    [
+        ({"baseline": 50, "pelt": 53, "permuted": 49, "random": 50, "swapped": 60}, 3.0, True),
+        ({"baseline": 50, "pelt": 52.9, "permuted": 49, "random": 50, "swapped": 60}, 3.0, False),  # short of target
+        ({"baseline": 50, "pelt": 54, "permuted": 54.5, "random": 50, "swapped": 60}, 3.0, False),  # a control above
+        ({"baseline": 50, "pelt": 50, "permuted": 40, "random": 40, "swapped": 40}, 0.0, False),  # no gain
+        ({"baseline": 50, "pelt": 50.1, "permuted": 40, "random": 40, "swapped": 40}, 0.0, True),
+    ],
+)
+def test_a_seed_passes_on_target_and_controls(values, target, expected):
+    claim = analyse.Claim("c", "fewrel", "fewrel1", "5-1", target, 2.3, "c")
+    assert analyse.passed(claim, values) is expected
+
+
+def test_the_interval_is_students_t_over_seeds():
+    mean, low, high = analyse.interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and high - mean == pytest.approx(4.303 / 3**0.5)  # t(2) = 4.303, sd 1, n 3
+    assert analyse.interval([5.0]) == (5.0, 5.0, 5.0)
+
+
+def test_the_summary_reads_the_verdict_only_when_every_seed_ran(tmp_path):
+    _lay_out(tmp_path, 48)
+    table, pending = analyse.rows(tmp_path, seeds=(48,))
+    interim = analyse.summary_markdown(table, [49])
+    assert "(pending)" in interim and "| yes |" not in interim and "Not yet run: seeds 49." in interim
+    final = analyse.summary_markdown(table, [])
+    assert "final" in final and "(pending)" not in final
+    # The paper's readout comes before this project's on every fine-tuning claim.
+    for claim in ("FewRel 1.0 5-way 1-shot", "Wiki80, 1 % of the training data"):
+        lines = [line for line in final.splitlines() if line.startswith(f"| {claim} |")]
+        assert "markers (the paper's)" in lines[0] and "both (this project's)" in lines[1]
