@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WHEELS := $(VENV)/wheels
 
-.PHONY: install demo test check lint clean demo-table lowest
+.PHONY: install demo test check lint clean demo-table check-claims lowest
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ lint: $(STAMP)
 SUMMARY ?= results/eval/summary
 demo-table: $(STAMP)
 	$(BIN)/python -m pelt.report.demo_table $(SUMMARY)
+
+# The paper's claims on a run's summaries, by the pre-registered rule (benchmarks/preregistered/PLAN.md):
+# exit 1 when a measured claim fails.
+check-claims: $(STAMP)
+	$(BIN)/python benchmarks/preregistered/check_claims.py $(SUMMARY)
 
 # The library's ranges at their lower bounds (constraints-lowest.txt) in a fresh venv: .ci/lowest.
 lowest:

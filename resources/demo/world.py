@@ -19,7 +19,7 @@ Two choices are tailored to a model this small, and say so:
   real pretraining text is full of both, and they are what teaches a model to read the word in
   brackets, the slot where PELT puts the entity vector. The second order is the order of PELT's
   own input, and without it the model learns that the word before a bracket says nothing: it
-  then pays on the facts of entities it knows (``benchmarks/README.md``, "How the pretraining
+  then pays on the facts of entities it knows (``benchmarks/HISTORY.md``, "How the pretraining
   text names an entity"). The nicknames are many, each in a few documents as a rare name is, so
   that the word in brackets is read as a name and not recognised as one of a few fillers.
 

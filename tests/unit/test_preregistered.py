@@ -94,3 +94,35 @@ def test_the_summary_reads_the_verdict_only_when_every_seed_ran(tmp_path):
     for claim in ("FewRel 1.0 5-way 1-shot", "Wiki80, 1 % of the training data"):
         lines = [line for line in final.splitlines() if line.startswith(f"| {claim} |")]
         assert "markers (the paper's)" in lines[0] and "both (this project's)" in lines[1]
+
+
+def test_check_claims_passes_the_recorded_run_and_fails_a_broken_table(tmp_path, capsys):
+    import check_claims
+
+    assert check_claims.main([str(RECORDED)]) == 0
+    out = capsys.readouterr().out
+    assert "8 of 8 measured claims pass" in out and "fewrel1_5_1" in out and "read at both" in out
+    _lay_out(tmp_path, 48, edit=_swap_variants)
+    assert check_claims.main([str(tmp_path / "prereg48-markers" / "results" / "eval" / "summary")]) == 1
+    assert "FAIL          lama_rare" in capsys.readouterr().out
+
+
+def test_check_claims_says_what_a_run_did_not_measure(tmp_path, capsys):
+    import check_claims
+
+    (tmp_path / "wiki80.csv").write_text(
+        "".join(line for line in (RECORDED / "wiki80.csv").open() if ",1%," not in line and ",10%," not in line)
+    )
+    assert check_claims.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "not measured  wiki80_1" in out and "not measured  lama_rare" in out and "1 of 1 measured" in out
+    assert check_claims.main([str(tmp_path / "nothing")]) == 2
+
+
+def test_the_readme_shows_the_replications_summary_as_written():
+    """The README's first results table is analyse.py's summary.md, word for word: a rerun of the
+    analysis that changes it changes both, or this fails."""
+    readme = (REPO / "README.md").read_text()
+    block = readme[readme.index("<!-- summary.md -->\n") + 20 : readme.index("<!-- end of summary.md -->")]
+    assert block == (REPO / "benchmarks" / "preregistered" / "summary.md").read_text()
+    assert readme.index("<!-- summary.md -->") < readme.index("| measured (%) |")  # before the example run's

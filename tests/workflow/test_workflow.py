@@ -322,6 +322,14 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
         setting = "5-1" if task != "wiki80" else "1%"
         assert registry.runner_options(task, paper["tasks"][task], setting, 42, "pelt")["markers"] == "tokens"
         assert "markers" not in yaml.safe_load((REPO / "config" / "config.yaml").read_text())["tasks"][task]
+        # A mention without a vector: " ( <mask> )", as their FewRel loader and run_wiki80.py write it.
+        assert registry.runner_options(task, paper["tasks"][task], setting, 42, "pelt")["missing"] == "mask"
+    # L as the paper chose it: the LAMA sweep over its grid, 1 to 10, per model, read by the fine-tuning.
+    assert not any("norm" in model for model in paper["models"]) and "norms" not in paper["tasks"]["lama"]
+    sweeps = {job["output"][0] for job in jobs if job["rule"] == "lama_norm_sweep"}
+    assert len(sweeps) == len(paper["models"])
+    tuned = [job for job in jobs if job["rule"] in ("fewrel", "wiki80") and "/pelt/" in job["output"][0]]
+    assert tuned and all(any(path in sweeps for path in job["input"]) for job in tuned)
 
 
 def test_mlama_config_plans_one_model_over_each_languages_table(tmp_path):

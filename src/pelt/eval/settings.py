@@ -91,6 +91,15 @@ def markers_named(markers: str | Markers) -> Markers:
     return MARKERS[markers]
 
 
+# Where the relation encoder reads an entity, each named as the summaries and the report name it:
+# the paper reads its start marker; the other two are this project's options beside the protocol.
+READ_AT = {
+    "markers": "at the start markers (the paper's protocol)",
+    "slots": "at the slots the table filled, else the start markers (this project's option, not the paper's)",
+    "both": "at the start markers and at the slots (this project's option, not the paper's)",
+}
+
+
 @dataclass(frozen=True)
 class EncoderSettings:
     """How a fine-tuning run reads a sentence (FewRel and Wiki80 share the encoder): the length it

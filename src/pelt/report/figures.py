@@ -199,6 +199,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
     x = np.arange(len(columns))
     tops = []
     benchmarks = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(b, b) for b, _ in columns))
+    readouts = " and ".join(dict.fromkeys(r["read_at"] for r in rows))  # where the encoder read the entities
 
     def number(text: str) -> float | None:
         return float(text) * 100 if text not in ("", None) else None
@@ -242,7 +243,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
         ax.plot([], [], "--", color="#D55E00", label="chance")
         ax.set_xticks(x, [f"{BENCHMARK_NAMES.get(b, b)}\n{s}" for b, s in columns])
         ax.set_ylabel("accuracy (%)")
-        ax.set_title(f"{model}: {benchmarks} accuracy by setting")
+        ax.set_title(f"{model}: {benchmarks} accuracy by setting, read at {readouts}")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
     axes[0][0].set_ylim(0, _top(tops))
     _save(fig, out_svg)

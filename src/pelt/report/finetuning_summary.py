@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
+from pelt.eval.settings import READ_AT, EncoderSettings
 from pelt.report.flags import CHANCE_CHECKS, chance_flags
 from pelt.report.html import flag_lines
 from pelt.report.paper import PAPER_CITATION, paper_result
@@ -36,16 +37,22 @@ BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "
 _SETTING_ORDER = {s: i for i, s in enumerate(["5-1", "5-5", "10-1", "10-5", "1%", "10%", "100%"])}
 
 
+def readout_of(result: dict) -> str:
+    """Where a run read its entities (``read_at``; a result older than that record was read at the markers)."""
+    return (result.get("hyperparameters") or {}).get("read_at", EncoderSettings.read_at)
+
+
 def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]) -> list[dict]:
-    """Mean and sample standard deviation of accuracy over seeds, per (benchmark, model, variant, setting).
+    """Mean and sample standard deviation of accuracy over seeds, per (benchmark, model, variant, setting,
+    readout).
 
     A seed appearing twice in a group is an error (a run counted twice would shrink the std).
     """
     groups: dict[tuple, list[dict]] = {}
     for r in results:
-        groups.setdefault((benchmark_of(r), r["model"], r["variant"], r["setting"]), []).append(r)
+        groups.setdefault((benchmark_of(r), r["model"], r["variant"], r["setting"], readout_of(r)), []).append(r)
     rows = []
-    for (benchmark, model, variant, setting), runs in groups.items():
+    for (benchmark, model, variant, setting, read_at), runs in groups.items():
         seeds = [r["seed"] for r in runs]
         if len(set(seeds)) != len(seeds):
             raise ValueError(
@@ -67,6 +74,7 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
                 "model": model,
                 "variant": variant,
                 "setting": setting,
+                "read_at": read_at,
                 "n_seeds": len(runs),
                 "seeds": " ".join(str(s) for s in sorted(seeds)),
                 "accuracy_mean": statistics.fmean(accuracies),
@@ -100,6 +108,7 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
         "model",
         "variant",
         "setting",
+        "read_at",
         "n_seeds",
         "seeds",
         "accuracy_mean",
@@ -118,9 +127,11 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
         {(r["benchmark"], r["setting"]) for r in rows},
         key=lambda c: (c[0], _SETTING_ORDER.get(c[1], len(_SETTING_ORDER)), c[1]),
     )
+    readouts = list(dict.fromkeys(r["read_at"] for r in rows))
     cells: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
-    for r in rows:
-        cells.setdefault((r["model"], r["variant"]), {})[(r["benchmark"], r["setting"])] = r
+    for r in rows:  # a variant's row names its readout when the runs read at more than one place
+        variant = r["variant"] if len(readouts) == 1 else f"{r['variant']}, read_at {r['read_at']}"
+        cells.setdefault((r["model"], variant), {})[(r["benchmark"], r["setting"])] = r
     md_header = ["Model", "Variant"] + [f"{BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
     lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
     for (model, variant), by_column in cells.items():
@@ -138,8 +149,18 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
     extra = _head_lines(rows, columns, cells)
     if any(r["variant"] in CONTROL_VARIANTS for r in rows):
         extra += ["", CONTROLS_NOTE]
+    read = "; ".join(f"`read_at: {readout}`, {READ_AT.get(readout, readout)}" for readout in readouts)
     write_summary(
-        [title, "", *lines, *extra, *by_relation, "", *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS)],
+        [
+            title,
+            f"Entities read {read}.",
+            "",
+            *lines,
+            *extra,
+            *by_relation,
+            "",
+            *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS),
+        ],
         out_md,
         out_html,
         heading,

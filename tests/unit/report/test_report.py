@@ -135,7 +135,7 @@ def test_finetuning_plot_draws_means_stds_and_the_papers_numbers(tmp_path: Path)
     texts = svg_texts(tmp_path / "w.svg")
     assert "60.0" in texts and "65.0" in texts  # the two means
     assert "baseline (± std over seeds)" in texts and "paper pelt" in texts and "chance" in texts
-    assert "roberta-base: Wiki80 accuracy by setting" in texts  # a panel per model, named
+    assert "roberta-base: Wiki80 accuracy by setting, read at markers" in texts  # a panel per model, named
     # the highest thing drawn is the paper's pelt, 65.6 + 1.0 (and the baseline's mean + std, 60 + 14.1)
     assert 70 <= max(_y_ticks(texts, "accuracy (%)")) <= 90
 
@@ -143,7 +143,8 @@ def test_finetuning_plot_draws_means_stds_and_the_papers_numbers(tmp_path: Path)
 def test_finetuning_plot_of_the_papers_grid_has_a_panel_per_model_and_a_colour_per_variant(tmp_path: Path):
     """Three models, five variants, four settings (the paper's FewRel with controls): every variant its
     colour in each model's panel, values upright where they no longer fit a bar."""
-    fields = ["benchmark", "model", "variant", "setting", "accuracy_mean", "accuracy_std", "paper_mean", "paper_std"]
+    fields = ["benchmark", "model", "variant", "setting", "read_at", "accuracy_mean", "accuracy_std"]
+    fields += ["paper_mean", "paper_std"]
     variants = ("baseline", "pelt", "permuted", "random", "swapped")
     with (tmp_path / "f.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fields)
@@ -157,6 +158,7 @@ def test_finetuning_plot_of_the_papers_grid_has_a_panel_per_model_and_a_colour_p
                             model=model,
                             variant=variant,
                             setting=setting,
+                            read_at="both",
                             accuracy_mean=0.5,
                             accuracy_std="",
                             paper_mean="",
@@ -173,8 +175,8 @@ def test_finetuning_plot_of_the_papers_grid_has_a_panel_per_model_and_a_colour_p
     }
     assert len(fills) == len(variants), fills
     texts = svg_texts(tmp_path / "f.svg")
-    assert [t for t in texts if t.endswith("accuracy by setting")] == [
-        f"{m}: FewRel 1.0 accuracy by setting" for m in ("roberta-base", "bert-base-uncased", "bart-base")
+    assert [t for t in texts if "accuracy by setting" in t] == [
+        f"{m}: FewRel 1.0 accuracy by setting, read at both" for m in ("roberta-base", "bert-base-uncased", "bart-base")
     ]
 
 
@@ -474,6 +476,19 @@ def test_the_headline_leaves_out_the_papers_columns_for_a_model_it_does_not_repo
         ["FewRel 1.0 5-1 accuracy", "50.0", "60.0", "+10.0"],
     ]
     assert "Paper" not in html and "the paper reports no result for this model" in html
+
+
+def test_the_headline_names_a_readout_other_than_the_papers(tmp_path: Path):
+    runs = []
+    for variant, accuracy in (("baseline", 0.5), ("pelt", 0.6)):
+        path = _fewrel(tmp_path, variant, 1, accuracy)
+        result = json.loads(path.read_text())
+        result["hyperparameters"] = {"read_at": "both"}
+        path.write_text(json.dumps(result))
+        runs.append(path)
+    write_headline([], [], runs, tmp_path / "h.html")
+    label = "FewRel 1.0 5-1 accuracy, read at both (not the paper's readout)"
+    assert [label, "50.0", "60.0", "+10.0"] == html_rows((tmp_path / "h.html").read_text())[1][:4]
 
 
 @pytest.mark.parametrize(

@@ -208,6 +208,34 @@ def test_fewrel_summary_aggregates_seeds_beside_the_paper(tmp_path: Path):
     assert "| `demo` | pelt | 50.0 | – | – |" in table and len(table) == 2 + 5
 
 
+@pytest.mark.parametrize("readouts", [["markers"], ["both"], [None], ["markers", "both"]])
+def test_fewrel_summary_names_where_entities_were_read(tmp_path: Path, readouts: list):
+    """The readout is in every row and above the table (None: a result older than its record,
+    read at the markers); runs read at two places are two rows, never one mean."""
+    files = []
+    for i, read_at in enumerate(readouts):
+        path = _fewrel(tmp_path, "fewrel1", "demo", "pelt", "5-1", 42, 0.5 + i / 10)
+        if read_at:
+            result = json.loads(Path(path).read_text())
+            result["hyperparameters"] = {"read_at": read_at}
+            Path(path).write_text(json.dumps(result))
+        files.append(path)
+        os.rename(path, f"{path}.{i}.json")
+        files[-1] = f"{path}.{i}.json"
+    out_csv, out_md = tmp_path / "f.csv", tmp_path / "f.md"
+    write_fewrel_summary(files, out_csv, out_md)
+    rows = list(csv.DictReader(out_csv.open()))
+    expected = [r or "markers" for r in readouts]
+    assert [r["read_at"] for r in rows] == expected and [float(r["accuracy_mean"]) for r in rows] == [
+        0.5 + i / 10 for i in range(len(readouts))
+    ]
+    text = out_md.read_text()
+    assert ("the paper's protocol" in text) == ("markers" in expected)
+    assert ("this project's option, not the paper's" in text) == ("both" in expected)
+    if len(readouts) > 1:
+        assert "| `demo` | pelt, read_at markers | 50.0 |" in text and "| `demo` | pelt, read_at both | 60.0 |" in text
+
+
 def test_fewrel_summary_splits_by_head_and_lists_the_controls(tmp_path: Path):
     """Runs split by the head's frequency get a second table, rare / frequent, mean over seeds; a
     group where one seed lacks the split shows none; the controls come after pelt, with their note."""

@@ -47,7 +47,7 @@ from transformers import (
 
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.controls import CONTROLS
-from pelt.eval.settings import EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
+from pelt.eval.settings import READ_AT, EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
 from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.injection import Prepared, assemble, prepare
 from pelt.logs import progress
@@ -134,10 +134,6 @@ def marked_text(inst: Instance, markers: Markers = DEFAULT_MARKERS) -> tuple[str
     return " ".join(words), [(s, e) for s, e in spans], marker_chars
 
 
-# where an entity is read: its start marker, its slot where it has one, or both (the markers' states, then the slots')
-READ_AT = ("markers", "slots", "both")
-
-
 def _occurrence(ids: Sequence[int], token_id: int, k: int) -> int | None:
     """Position of the ``k``-th ``token_id`` in ``ids``; None where there are fewer (cut off)."""
     seen = 0
@@ -192,7 +188,7 @@ class RelationEncoder(torch.nn.Module):
     ):
         super().__init__()
         if settings.read_at not in READ_AT:
-            raise ValueError(f"unknown read_at {settings.read_at!r}; expected one of {READ_AT}")
+            raise ValueError(f"unknown read_at {settings.read_at!r}; expected one of {tuple(READ_AT)}")
         markers = markers_named(settings.markers)
         if markers.new_tokens:
             add_marker_tokens(model, tokenizer, markers)
