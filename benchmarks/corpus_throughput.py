@@ -54,20 +54,20 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from pelt.corpus.documents import expand_paths
-from pelt.corpus.dump import DumpPage, iter_dump_pages
-from pelt.corpus.site import SiteInfo
-from pelt.corpus.titles import is_disambiguation, normalize_title
-from pelt.corpus.wikipedia import build_wikipedia_corpus
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
+from pelt.corpus.wikipedia.dump import DumpPage, iter_dump_pages
+from pelt.corpus.wikipedia.site import SiteInfo
+from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 from pelt.linking import sentences
 from pelt.linking.candidates import longest_names
 from pelt.linking.heuristic import heuristic_links
 from pelt.linking.languages import spacy_language, spacy_languages
 from pelt.linking.link import link_wikipedia
 from pelt.linking.names import BloomFilter, candidate_names, name_filter, name_key
+from pelt.linking.redirects import resolve_titles
 from pelt.linking.segmentation import document_anchors, segment_document, valid_anchors
 from pelt.linking.sentences import Tokens, sentence_spans, tokenize
-from pelt.linking.titles import resolve_titles
 from pelt.spark import get_spark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

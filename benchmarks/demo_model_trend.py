@@ -1,7 +1,7 @@
 """What a known subject's LAMA facts cost and a rare subject's gain, over demo models of several sizes
 and seeds (issue 31, item 3): the trend with model size that one 2-core machine cannot afford.
 
-Each shape and seed is trained with the demo's recipe (``pelt.demo_model``, 3,000 steps) on
+Each shape and seed is trained with the demo's recipe (``pelt.encoding.demo_model``, 3,000 steps) on
 ``--device``, put in place of the demo model in a copy of a finished run's ``results/`` (``make
 demo``, or only ``snakemake results/eval/lama/demo/norm_sweep.json``), and the workflow reruns what
 depends on it: the entity table (in fp32, as on a CPU) and the LAMA norm sweep. Reported per model,
@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from pelt.demo_model import DemoModelSettings, train_demo_model
+from pelt.encoding.demo_model import DemoModelSettings, train_demo_model
 
 REPO = Path(__file__).resolve().parents[1]
 FREQUENT, RARE = "[10,50)", "[0,10)"

@@ -4,7 +4,7 @@ Trains the demo model (the workflow's recipe and sizes) for ``--steps`` steps on
 alternating ``--repeats`` times so that both see the same machine, and reports seconds, steps per
 second and the ratio fp32 / bf16 of the median times, with the mean MLM loss of the last steps of
 each: a faster precision that learns less would show there. ``bf16`` runs the projections and
-feed-forward layers in bf16 and attention in fp32 (``pelt.models.attention_for_training``); it is
+feed-forward layers in bf16 and attention in fp32 (``pelt.encoding.models.attention_for_training``); it is
 what ``precision: auto`` picks on a CPU with AVX-512 BF16 or AMX (``native_bf16`` below says
 whether this one has it; without it bf16 is emulated and slower).
 
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
-from pelt.demo_model import DemoModelSettings, train_demo_model
-from pelt.models import native_bf16
+from pelt.encoding.demo_model import DemoModelSettings, train_demo_model
+from pelt.encoding.models import native_bf16
 
 DOCUMENTS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "pretraining" / "documents.txt"
 

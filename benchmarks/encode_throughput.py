@@ -1,6 +1,6 @@
 """Encoding throughput: pelt's path against the naive one, in one run, on real sentences with entity mentions.
 
-pelt (:func:`pelt.encoding.build_table`): length-sorted batches under a token budget, bf16 + SDPA on
+pelt (:func:`pelt.encoding.encode.build_table`): length-sorted batches under a token budget, bf16 + SDPA on
 GPU (fp32 on CPU), sums on the device, tokenization in a background thread, or in ``--host-workers``
 processes (default ``auto``: up to 8 on CUDA, none on CPU).  Naive (the paper's
 code): batches of 32 in input order, every sentence padded to a fixed ``--max-seq-len`` (64, the
@@ -49,8 +49,8 @@ from transformers import (
     RobertaForMaskedLM,
 )
 
-from pelt.demo_model import train_bpe_tokenizer
-from pelt.encoding import (
+from pelt.encoding.demo_model import train_bpe_tokenizer
+from pelt.encoding.encode import (
     _POOL_ROWS,
     EncodingSettings,
     _Accumulator,
@@ -58,8 +58,8 @@ from pelt.encoding import (
     build_table,
     resolve_host_workers,
 )
-from pelt.encoding_host import Rows, mask_mention, mention_token_span
-from pelt.models import (
+from pelt.encoding.host import Rows, mask_mention, mention_token_span
+from pelt.encoding.models import (
     encoder_mask,
     family,
     load_masked_lm,
@@ -130,7 +130,7 @@ class TokenCounter:
         self.padded += ids.numel()
         if mask is None:  # pelt's batches without padding
             self._real.append(torch.tensor(ids.numel(), device=ids.device))
-        elif mask.dim() == 4:  # pelt's additive mask (pelt.models.encoder_mask): 0 where a token is real
+        elif mask.dim() == 4:  # pelt's additive mask (pelt.encoding.models.encoder_mask): 0 where a token is real
             self._real.append((mask[:, 0, 0, :] == 0).sum())
         else:
             self._real.append(mask.sum())

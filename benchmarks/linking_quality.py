@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pelt.corpus.s2orc import build_s2orc_corpus
-from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
 from pelt.linking.candidates import NO_PRUNING, Pruning
 from pelt.linking.evaluation import (
     Mention,

@@ -105,7 +105,7 @@ def anchor_words(pages: Iterable[str]) -> frozenset[str]:
 def _is_article_link(target: str) -> bool:
     """Whether the corpus stage reads ``[[target]]`` as a link to an article (not a category, a
     file, another language's page)."""
-    from pelt.corpus.wikitext import wikitext_to_plain
+    from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
     return bool(wikitext_to_plain(f"[[{target}]]")[1])
 
@@ -114,7 +114,7 @@ def _is_article_link(target: str) -> bool:
 def _template_links(template: str) -> tuple[str, tuple[tuple[int, int, str], ...]]:
     """What the corpus stage makes of one template (XML-escaped, as in the dump): its plain text
     and the (start, end, target) of the links it renders."""
-    from pelt.corpus.wikitext import wikitext_to_plain
+    from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
     plain, links = wikitext_to_plain(html.unescape(template))
     return plain, tuple((link.start, link.end, link.target) for link in links)
@@ -292,7 +292,7 @@ def shuffle_by_site(stages: list[dict[str, Any]]) -> dict[str, int]:
 def run_stage(stage: str, work: Path, master: str, conf: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one stage on ``work``'s dump or corpus in this process, ``conf`` added to the Spark
     session's; the measurements."""
-    from pelt.corpus.wikipedia import build_wikipedia_corpus
+    from pelt.corpus.wikipedia.build import build_wikipedia_corpus
     from pelt.linking.link import link_wikipedia
     from pelt.spark import get_spark
 

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pelt.encoding.models import load_masked_lm
 from pelt.eval.settings import EncoderSettings
-from pelt.models import load_masked_lm
 from pelt.table import EntityTable
 from pelt.tasks.fewrel.data import read_instances
 from pelt.tasks.relation.encoder import RelationEncoder, resolve_instances

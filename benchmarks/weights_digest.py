@@ -1,4 +1,4 @@
-"""Cost of naming a model by its weights (:func:`pelt.models.weights_digest`) at real model sizes.
+"""Cost of naming a model by its weights (:func:`pelt.encoding.models.weights_digest`) at real model sizes.
 
 Builds a randomly initialised RoBERTa of the given size (default: large, 355M parameters, 1.4 GB
 in fp32; no download) and times the digest of its fp32 and bf16 copies (``--repeats`` each, after
@@ -20,7 +20,7 @@ import time
 import torch
 from transformers import RobertaConfig, RobertaForMaskedLM
 
-from pelt.models import weights_digest
+from pelt.encoding.models import weights_digest
 
 SIZES = {"base": (768, 12, 3072), "large": (1024, 24, 4096)}
 

@@ -4,7 +4,7 @@ Pages: the articles of the real dump sample (``../shared/data/wikipedia_dump_sam
 namespace, no redirects) and the real pages of ``../shared/data/wikitext_pages``. Each parser turns
 each page's wikitext into plain text:
 
-* ``pelt``: ``pelt.corpus.wikitext.wikitext_to_plain`` (text and anchor spans in one pass);
+* ``pelt``: ``pelt.corpus.wikipedia.wikitext.wikitext_to_plain`` (text and anchor spans in one pass);
 * ``wikiextractor``: ``Extractor.clean_text`` (its default: templates expanded, here with no
   template definitions, as a run without ``--templates``; paragraphs joined by newlines), and a
   second, untimed pass with ``keepLinks=True`` for its anchors;
@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from pelt.corpus.dump import iter_dump_pages
-from pelt.corpus.titles import normalize_title
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.dump import iter_dump_pages
+from pelt.corpus.wikipedia.titles import normalize_title
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 try:
     import mwparserfromhell

@@ -44,8 +44,8 @@ from typing import Any
 import pyarrow as pa
 
 import pelt.linking.sentences as sentences
-from pelt.corpus.dump import iter_dump_pages
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.dump import iter_dump_pages
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 from pelt.linking.segmentation import segment_document
 from pelt.spark import ARROW_BATCH_ROWS, map_slices
 

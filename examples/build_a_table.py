@@ -17,8 +17,8 @@ import argparse
 import json
 import sys
 
-from pelt.encoding import build_table, table_metadata
-from pelt.models import load_masked_lm
+from pelt.encoding.encode import build_table, table_metadata
+from pelt.encoding.models import load_masked_lm
 from pelt.table import EntityTable, write_table
 
 

@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pelt.injection import Mention, inject
-from pelt.models import forward_mlm, load_masked_lm
+from pelt.encoding.injection import Mention, inject
+from pelt.encoding.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 
 MASK = "[MASK]"  # placeholder in --text for the model's own mask token (<mask> for RoBERTa and BART)

@@ -97,8 +97,8 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def wikipedia_sample_articles(shared_data: Path) -> list[tuple[str, str, list]]:
     """(title, plain text, anchors) of every article of the real dump sample."""
-    from pelt.corpus.dump import iter_dump_pages
-    from pelt.corpus.wikitext import wikitext_to_plain
+    from pelt.corpus.wikipedia.dump import iter_dump_pages
+    from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
     (dump,) = (shared_data / "wikipedia_dump_sample").glob("*.bz2")
     pages = [p for p in iter_dump_pages(dump) if p.ns == 0 and p.redirect_to is None]

@@ -24,7 +24,7 @@ from transformers import (
     RobertaForMaskedLM,
 )
 
-from pelt.demo_model import train_bpe_tokenizer
+from pelt.encoding.demo_model import train_bpe_tokenizer
 
 FAMILIES = ("roberta", "bert", "bart")
 MULTILINGUAL = {"xlm-roberta": "roberta", "multilingual-bert": "bert"}  # model -> the family it is
@@ -204,7 +204,7 @@ def multilingual_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[st
 def check_mention_spans_from_the_ends(tokenizer, sentences: list[str]) -> int:
     """Pool preparation's two-end lookup of a mention's tokens against reading every offset, on
     every character span of ``sentences``; returns how many spans were compared."""
-    from pelt.encoding_host import _encode_batch, encoding_mention_span, mention_token_span
+    from pelt.encoding.host import _encode_batch, encoding_mention_span, mention_token_span
 
     checked = 0
     for sentence, encoded in zip(sentences, _encode_batch(tokenizer.backend_tokenizer, sentences)):

@@ -25,7 +25,7 @@ from pelt.config import yaml_problem
 from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
-from pelt.table.share import TABLE_FILE, upload_dataset, write_dataset_folder
+from pelt.table.hub import TABLE_FILE, upload_dataset, write_dataset_folder
 
 # Errors of wrong input, whose messages say what to do (pelt's own raise them so).
 EXPECTED_ERRORS = (FileNotFoundError, ValueError, KeyError, ImportError)
@@ -164,7 +164,7 @@ TABLE_HELP = "table.parquet, or the folder holding it"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pelt", description="Pluggable entity lookup tables (PELT).")
-    parser.add_argument("--version", action="version", version=f"pelt {importlib.metadata.version('pelt')}")
+    parser.add_argument("--version", action="version", version=f"pelt {_version()}")
     parser.add_argument("--debug", action="store_true", help="on errors, show the traceback")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_config_commands(commands)

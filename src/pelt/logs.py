@@ -109,7 +109,7 @@ def write_counts(
     """Write what a stage counted (read, kept, skipped) as JSON beside its data.
 
     The logs hold the same numbers, but nobody reads a hundred job logs: the report's input
-    quality table (:func:`pelt.report.pipeline.write_input_quality`) gathers these files, so a bad
+    quality table (:func:`pelt.report.stages.write_input_quality`) gathers these files, so a bad
     dump file shows up where the results are read. ``source`` is the input file when the stage
     runs per file (the corpus). Written to a temporary name and renamed, so that a killed job
     leaves nothing that a rerun takes as done. ``details`` names what a count counts where a

@@ -175,3 +175,19 @@ def test_config_check_names_the_place_a_config_file_does_not_parse(tmp_path, cap
     assert main(["config", "check", str(good), str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"{bad}:3:2: invalid YAML: "), err
+
+
+def test_python_dash_m_pelt_runs_from_a_source_checkout(tmp_path):
+    """`PYTHONPATH=src python -m pelt` without the package installed (no distribution metadata): the
+    commands work and --version says where it runs from, instead of PackageNotFoundError."""
+    code = (
+        "import importlib.metadata as md, runpy, sys\n"
+        "def missing(name): raise md.PackageNotFoundError(name)\n"
+        "md.version = missing\n"
+        "sys.argv = ['pelt', '--version']\n"
+        "runpy.run_module('pelt', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "pelt (not installed: running from a source tree)\n"

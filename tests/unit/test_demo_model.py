@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 from tiny_models import CORPUS
 from transformers import RobertaConfig, RobertaModel
 
-from pelt.demo_model import DemoModelSettings, demo_model, pack_blocks, train_demo_model, training_inputs
-from pelt.models import load_masked_lm
+from pelt.encoding.demo_model import DemoModelSettings, demo_model, pack_blocks, train_demo_model, training_inputs
+from pelt.encoding.models import load_masked_lm
 
 PRECISIONS = ("fp32", "bf16")
 SMALL = DemoModelSettings(vocab_size=300, hidden_size=32, num_layers=1, num_heads=2, max_seq_len=32, batch_size=8)
@@ -143,7 +143,7 @@ def test_the_shipped_demo_model_is_the_one_the_demo_config_trains():
 
 
 def test_a_shipped_model_is_taken_only_for_the_inputs_it_was_trained_on(documents, tmp_path, caplog):
-    caplog.set_level("INFO", logger="pelt.demo_model")
+    caplog.set_level("INFO", logger="pelt.encoding.demo_model")
     settings = replace(SMALL, steps=5)
     trained = train_demo_model(str(documents), str(tmp_path / "shipped"), settings)
     caplog.clear()

@@ -19,10 +19,18 @@ from tiny_models import FAMILIES, check_mention_spans_from_the_ends
 from torch.nn.attention import SDPBackend
 from transformers import AutoModelForMaskedLM
 
-from pelt import encoding, encoding_host
-from pelt.encoding import EncodingSettings, build_table, encode_samples, mask_mention, resolve_host_workers, shard_of
-from pelt.encoding_host import Rows
-from pelt.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
+import pelt.encoding.encode as encoding
+import pelt.encoding.host as encoding_host
+from pelt.encoding.encode import (
+    EncodingSettings,
+    build_table,
+    encode_samples,
+    mask_mention,
+    resolve_host_workers,
+    shard_of,
+)
+from pelt.encoding.host import Rows
+from pelt.encoding.models import load_masked_lm, mask_representation, mention_token_span, tokenize_with_offsets
 from pelt.table import EntityTable, merge_tables
 
 MAX_SEQ_LEN = 16

@@ -7,8 +7,8 @@ import pytest
 import torch
 from tiny_models import FAMILIES
 
-from pelt.injection import MISSING, assemble, inject, prepare
-from pelt.models import forward_mlm, load_masked_lm
+from pelt.encoding.injection import MISSING, assemble, inject, prepare
+from pelt.encoding.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable, write_table
 
 

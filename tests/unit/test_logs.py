@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from pelt.encoding import build_table
+from pelt.encoding.encode import build_table
+from pelt.encoding.models import load_masked_lm
 from pelt.logs import (
     MAX_LINE,
     PROGRESS_INTERVAL_VARIABLE,
@@ -19,7 +20,6 @@ from pelt.logs import (
     progress,
     progress_interval,
 )
-from pelt.models import load_masked_lm
 from pelt.spark import watch_progress
 
 

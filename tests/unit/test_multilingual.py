@@ -8,8 +8,8 @@ import pytest
 import torch
 from tiny_models import MULTILINGUAL, MULTILINGUAL_CORPUS, check_mention_spans_from_the_ends
 
-from pelt.encoding import build_table
-from pelt.models import default_norm, family, load_masked_lm
+from pelt.encoding.encode import build_table
+from pelt.encoding.models import default_norm, family, load_masked_lm
 
 # entity, sentence, mention: one sentence each, so that a table row is one vector
 ROWS = [

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from pelt.sampling import KEY_SEPARATOR, SamplingSettings, SentencePool, sample_mentions
+from pelt.sampling.sample import KEY_SEPARATOR, SamplingSettings, SentencePool, sample_mentions
 
 MENTIONS_DDL = "doc_id string, sent_idx int, sentence string, start int, end int, entity_id string, method string"
 CAP = 3

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import REPO
 
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import linking_scale  # noqa: E402
@@ -53,9 +53,9 @@ def test_a_language_sample_keeps_the_english_samples_markup_and_links(shared_dat
 
     import language_sample
 
-    from pelt.corpus.dump import iter_dump_pages
-    from pelt.corpus.site import SiteInfo
-    from pelt.corpus.titles import normalize_title
+    from pelt.corpus.wikipedia.dump import iter_dump_pages
+    from pelt.corpus.wikipedia.site import SiteInfo
+    from pelt.corpus.wikipedia.titles import normalize_title
 
     (dump,) = (shared_data / "wikipedia_dump_sample").glob("*.bz2")
     pages = [p for p in islice(iter_dump_pages(dump), 30) if p.ns == 0 and p.redirect_to is None][:4]

@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pelt.encoding import build_table
+from pelt.encoding.encode import build_table
+from pelt.encoding.models import load_masked_lm
 from pelt.eval.controls import derangement, write_control_table
 from pelt.eval.settings import TableInputs, parse
-from pelt.models import load_masked_lm
 from pelt.table import EntityTable, write_table
 from pelt.tasks.lama.run import LamaFiles, run_lama
 from pelt.tasks.wiki80 import run as wiki80

@@ -15,8 +15,8 @@ import torch
 from conftest import REPO
 from tiny_models import FAMILIES
 
-from pelt.encoding import build_table
-from pelt.models import default_norm, forward_mlm, load_masked_lm, representation
+from pelt.encoding.encode import build_table
+from pelt.encoding.models import default_norm, forward_mlm, load_masked_lm, representation
 from pelt.table import EntityTable, write_table
 
 EXAMPLE = REPO / "examples" / "use_a_table.py"
@@ -63,7 +63,8 @@ def _top(logits: torch.Tensor, tokenizer) -> list[tuple[str, float]]:
 
 
 def _expected(model, tokenizer, table: EntityTable) -> tuple[list, list]:
-    """Top words at the mask computed without pelt.injection: plain text, and text with E in a ``( w )`` slot."""
+    """Top words at the mask computed without pelt.encoding.injection: plain text, and text with E in a
+    ``( w )`` slot."""
     mask = tokenizer.mask_token
     slot = tokenizer(" cat", add_special_tokens=False)["input_ids"]  # " cat" is one token in every tiny vocabulary
     assert len(slot) == 1

@@ -20,8 +20,8 @@ import sys
 import pytest
 from conftest import REPO
 
-from pelt.encoding import build_table
-from pelt.models import default_norm, load_masked_lm, model_identity, representation
+from pelt.encoding.encode import build_table
+from pelt.encoding.models import default_norm, load_masked_lm, model_identity, representation
 from pelt.table import write_table
 
 EXAMPLE = REPO / "examples" / "use_a_table.py"

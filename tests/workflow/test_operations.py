@@ -49,9 +49,9 @@ from demo_run import (
     write_dump,
 )
 
-from pelt.corpus.dump import iter_dump_pages
 from pelt.corpus.s2orc import build_s2orc_corpus
-from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
+from pelt.corpus.wikipedia.dump import iter_dump_pages
 from pelt.linking.link import link_by_string, link_wikipedia
 
 PAGE_PROPS = DEMO / "wikipedia" / "demo-page_props.sql.gz"
@@ -187,7 +187,7 @@ def test_slurm_submissions_and_local_rules(finished, tmp_path):
 
 CLUSTER_JOB = """
 import json, sys
-from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
 from pelt.linking.link import LinkSettings, link_wikipedia
 from pelt.spark import get_spark
 

@@ -5,7 +5,7 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.corpus.s2orc import build_s2orc_corpus
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 

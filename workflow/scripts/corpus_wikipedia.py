@@ -4,8 +4,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.corpus.dump import dump_site
-from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
+from pelt.corpus.wikipedia.dump import dump_site
 from pelt.logs import write_counts
 from pelt.spark import get_spark
 

@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.report.pipeline import write_coverage
+from pelt.report.stages import write_coverage
 
 write_coverage(
     dict(zip(snakemake.params.domains, snakemake.input.task_entities)),

@@ -5,7 +5,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.demo_model import DemoModelSettings, demo_model
+from pelt.encoding.demo_model import DemoModelSettings, demo_model
 
 demo_model(
     snakemake.input.documents,

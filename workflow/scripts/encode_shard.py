@@ -4,7 +4,7 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.encoding import EncodingSettings, encode_samples
+from pelt.encoding.encode import EncodingSettings, encode_samples
 
 encode_samples(
     snakemake.input.samples,

@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.task_entities import write_entity_ids_by_name
+from pelt.linking.task_entities import write_entity_ids_by_name
 
 write_entity_ids_by_name(snakemake.input[0], snakemake.output[0])

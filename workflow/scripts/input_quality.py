@@ -4,6 +4,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.report.pipeline import write_input_quality
+from pelt.report.stages import write_input_quality
 
 write_input_quality(list(snakemake.input), snakemake.output.csv, snakemake.output.html)

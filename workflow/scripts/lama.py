@@ -10,13 +10,7 @@ from pelt.tasks.lama.settings import LamaSettings
 
 run_lama(
     snakemake.params.model,
-    LamaFiles(
-        list(snakemake.input.facts),
-        snakemake.input.relations,
-        snakemake.input.common_vocab,
-        snakemake.input.get("common_vocab_lowercased"),
-        snakemake.input.uhn,
-    ),
+    LamaFiles.of_job(snakemake.input),
     snakemake.output.result,
     snakemake.output.predictions,
     tables=job_tables(snakemake),

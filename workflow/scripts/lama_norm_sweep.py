@@ -10,12 +10,7 @@ from pelt.tasks.lama.settings import LamaSettings
 
 sweep_norm(
     snakemake.params.model,
-    LamaFiles(
-        list(snakemake.input.facts),
-        snakemake.input.relations,
-        snakemake.input.common_vocab,
-        snakemake.input.get("common_vocab_lowercased"),
-    ),
+    LamaFiles.of_job(snakemake.input),
     snakemake.output[0],
     tables=TableInputs("pelt", snakemake.input.table, snakemake.input.task_entities),
     norms=snakemake.params.norms,

@@ -6,9 +6,9 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking.link import link_by_string
+from pelt.linking.task_entities import names_by_entity
 from pelt.logs import corpus_language, write_counts
 from pelt.spark import get_spark
-from pelt.task_entities import names_by_entity
 
 write_counts(
     snakemake.output.counts,

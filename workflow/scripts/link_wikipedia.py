@@ -5,7 +5,6 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
-from pelt.linking.candidates import Pruning
 from pelt.linking.link import LinkSettings, link_wikipedia
 from pelt.logs import corpus_language, write_counts
 from pelt.spark import get_spark
@@ -18,13 +17,7 @@ write_counts(
         list(snakemake.input.pages),
         snakemake.output.aliases,
         snakemake.output.mentions,
-        LinkSettings(
-            heuristic=snakemake.params.heuristic,
-            max_iterations=snakemake.params.max_iterations,
-            ner_model=snakemake.params.ner_model,
-            pruning=Pruning(**snakemake.params.pruning),
-            language=corpus_language(snakemake.input.corpus_counts),
-        ),
+        LinkSettings.from_config(snakemake.params.linking, corpus_language(snakemake.input.corpus_counts)),
     ),
     stage=snakemake.rule,
     domain=snakemake.wildcards.domain,

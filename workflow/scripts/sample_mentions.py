@@ -4,10 +4,10 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
+from pelt.linking.task_entities import resolved_entity_ids
 from pelt.logs import write_counts
-from pelt.sampling import SamplingSettings, SentencePool, sample_mentions
+from pelt.sampling.sample import SamplingSettings, SentencePool, sample_mentions
 from pelt.spark import get_spark
-from pelt.task_entities import resolved_entity_ids
 
 write_counts(
     snakemake.output.counts,

@@ -6,9 +6,9 @@ from pelt.logs import start_job
 start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking.entities import resolve_task_entities
+from pelt.linking.task_entities import read_not_found
 from pelt.logs import write_counts
 from pelt.spark import get_spark
-from pelt.task_entities import read_not_found
 from pelt.tasks import task_entities
 
 write_counts(

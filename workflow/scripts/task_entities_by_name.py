@@ -4,8 +4,8 @@ from pelt.logs import start_job
 
 start_job(snakemake.log[0], snakemake.threads)
 
+from pelt.linking.task_entities import name_task_entities
 from pelt.logs import write_counts
-from pelt.task_entities import name_task_entities
 from pelt.tasks import task_entities
 
 write_counts(

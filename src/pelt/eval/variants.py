@@ -38,7 +38,7 @@ def resolve_variant(
 
 def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None, family_norm: float) -> float:
     """L of a run with the table: the configured ``norm``, else the LAMA sweep's chosen L, else the
-    model family's (:attr:`pelt.models.Family.norm`). The one place L is decided; every runner
+    model family's (:attr:`pelt.encoding.models.Family.norm`). The one place L is decided; every runner
     asks it, and a table records only its family's L, so changing L reruns the evaluations and
     never the encoding.
 

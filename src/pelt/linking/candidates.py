@@ -25,7 +25,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.linking.languages import stop_words, written_without_spaces
 from pelt.linking.names import BloomFilter, filter_entries, name_key
 from pelt.linking.sentences import bounded_vocabulary

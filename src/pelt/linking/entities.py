@@ -19,11 +19,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import read_pages
-from pelt.corpus.titles import normalize_title
+from pelt.corpus.wikipedia.titles import normalize_title
+from pelt.linking.redirects import resolve_titles
 from pelt.linking.segmentation import normalize_alias
-from pelt.linking.titles import resolve_titles
+from pelt.linking.task_entities import write_task_entities
 from pelt.suggest import blocking_keys, closest_entities
-from pelt.task_entities import write_task_entities
 
 log = logging.getLogger(__name__)
 

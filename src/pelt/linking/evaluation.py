@@ -42,7 +42,7 @@ def hide_anchors(doc_id: str, links: Sequence[T], share: float, seed: int) -> tu
 
     The hidden ones are those with the smallest ``sha256(seed, doc_id, index)``: a choice that
     depends only on the document and the seed (not on partitioning or document order) and that
-    anyone can recompute, as in :mod:`pelt.sampling`.
+    anyone can recompute, as in :mod:`pelt.sampling.sample`.
     """
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share must be in [0, 1], got {share}")

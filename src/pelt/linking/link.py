@@ -4,7 +4,7 @@ The stage turns documents (text + anchors) into mentions: sentences with the cha
 and the entity it refers to. Wikipedia gives three kinds of evidence, used in this order:
 
 * **anchors** (hyperlinks). Targets are resolved through redirect chains to entity ids = canonical
-  page titles (:mod:`pelt.linking.titles`). Links to disambiguation pages and broken redirects
+  page titles (:mod:`pelt.linking.redirects`). Links to disambiguation pages and broken redirects
   (cycles, chains longer than ``MAX_REDIRECT_DEPTH``, missing targets) name no single entity and are
   dropped and counted. Links to titles absent from the dump are *kept* under their normalised title:
   they are real entities that Wikipedia links to (red links, pages outside a partial dump), and
@@ -45,7 +45,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import count_duplicate_titles, read_documents, read_pages, read_wikipedia_documents
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.linking.candidates import (
     Pruning,
     alias_keys,
@@ -58,8 +58,8 @@ from pelt.linking.candidates import (
 )
 from pelt.linking.heuristic import link_names
 from pelt.linking.names import name_filter, name_key
+from pelt.linking.redirects import resolve_column, resolve_titles
 from pelt.linking.segmentation import document_anchors, segment_documents
-from pelt.linking.titles import resolve_column, resolve_titles
 from pelt.spark import fit_partitions, input_bytes, map_rows
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.linking.sentences import Tokens, nlp, string_id
 
 # splitmix64's finaliser: a fast, well-mixed bijection of 64-bit integers.

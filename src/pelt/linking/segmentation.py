@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from spacy.language import Language
 
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.linking.names import BloomFilter, candidate_names
 from pelt.linking.sentences import bounded_vocabulary, sentence_spans, tokenize, trim_span
 from pelt.spark import map_rows

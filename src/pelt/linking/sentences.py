@@ -33,7 +33,7 @@ from spacy.language import Language
 from spacy.pipeline import Sentencizer
 from spacy.strings import get_string_id
 
-from pelt.corpus.site import DEFAULT_LANGUAGE
+from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
 from pelt.linking.languages import blank_pipeline
 
 # Text is tokenized whole: the length guard protects the memory of parsers and NER, which this

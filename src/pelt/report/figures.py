@@ -24,7 +24,7 @@ from pelt.report.finetuning_summary import BENCHMARK_NAMES  # noqa: E402
 from pelt.report.flags import chance_level  # noqa: E402
 from pelt.report.lama_summary import fact_p_at_1  # noqa: E402
 from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model  # noqa: E402
-from pelt.report.pipeline import stage_times  # noqa: E402
+from pelt.report.stages import stage_times  # noqa: E402
 from pelt.report.tables import read_result  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -330,7 +330,7 @@ def plot_stage_times(
     out_svg: str | os.PathLike[str],
     metadata_dir: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Wall time per stage, summed over its jobs, longest first (:func:`pelt.report.pipeline.stage_times`:
+    """Wall time per stage, summed over its jobs, longest first (:func:`pelt.report.stages.stage_times`:
     Snakemake's record of each job's start and end, else the job's log), in seconds when no stage
     took two minutes."""
     times = stage_times(logs_dir, metadata_dir)

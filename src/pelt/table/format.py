@@ -157,7 +157,7 @@ def write_table(
     """Write a table (rows sorted by entity id, which lookups binary-search) and its sidecar.
 
     ``vector_sum`` is the unnormalised sum [N, H]; it is stored as float32 (float64 input is rounded
-    once, here).  ``metadata`` must hold :data:`REQUIRED_METADATA` (:func:`pelt.encoding.table_metadata`
+    once, here).  ``metadata`` must hold :data:`REQUIRED_METADATA` (:func:`pelt.encoding.encode.table_metadata`
     fills it from the model).  ``qids`` and ``aliases`` (one per id, None / empty where unknown) add
     the ``qid`` and ``aliases`` columns that :meth:`pelt.table.lookup.EntityTable.find` reads.
     """

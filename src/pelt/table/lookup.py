@@ -344,6 +344,10 @@ class EntityTable:
             found[hit] = rows[position[hit].astype(np.int64)]
         return [None if row < 0 else self._column_value("entity_id", row) for row in found]
 
+    def ids_at(self, rows: Sequence[int]) -> list[str]:
+        """The entity id of each row (rows as :meth:`rows` gives them)."""
+        return [self._column_value("entity_id", int(row)) for row in rows]
+
     def _column_value(self, name: str, row: int) -> object:
         chunk = int(np.searchsorted(self._starts, row, side="right") - 1)
         return self._batches[chunk].column(name)[row - int(self._starts[chunk])].as_py()
@@ -362,12 +366,12 @@ class EntityTable:
         """Raise ValueError unless ``model`` is the model this table was built for.
 
         Hidden size and model type must always agree.  The model is recognised by its weights
-        (:func:`pelt.models.weights_digest`), so a copy in another folder or the same model from the
+        (:func:`pelt.encoding.models.weights_digest`), so a copy in another folder or the same model from the
         hub passes; tables written before digests were recorded fall back to comparing names.
         ``allow_other_weights`` (default: what :meth:`open` was given) accepts different weights of
         the same shape, e.g. a fine-tuned model using its base model's table; it is logged.
 
-        The weights are checked once per model object: :func:`pelt.injection.inject` calls this for
+        The weights are checked once per model object: :func:`pelt.encoding.injection.inject` calls this for
         every batch, and a model being fine-tuned with the table changes its weights after the
         first step (the table was built for the weights it started from).
         """

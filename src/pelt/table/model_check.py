@@ -16,13 +16,13 @@ def model_mismatch(metadata: Mapping[str, object], model: PreTrainedModel) -> st
     """Why ``model`` is not the one a table's metadata names, or None when it is."""
     recorded = metadata.get("model_digest")
     if recorded is not None:
-        from pelt.models import weights_digest  # here: importing torch would slow every `pelt table` command
+        from pelt.encoding.models import weights_digest  # here: importing torch would slow every `pelt table` command
 
         digest = weights_digest(model)
         if digest == recorded:
             return None
         return f"built for model {metadata['model']!r} with weights {recorded}, {model.name_or_path!r} has {digest}"
-    from pelt.models import same_model_name
+    from pelt.encoding.models import same_model_name
 
     if same_model_name(str(metadata["model"]), model.name_or_path):
         return None

@@ -10,17 +10,28 @@ second (``benchmarks/README.md``, "Entity table").
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from pelt.table.lookup import EntityTable
 
-_LENGTHS: weakref.WeakKeyDictionary[EntityTable, np.ndarray] = weakref.WeakKeyDictionary()
+class Rows(Protocol):
+    """What similarity reads of a table (:class:`pelt.table.lookup.EntityTable`, which calls this
+    module, so that this module needs nothing of it): its rows' sums in batches, and ids by row."""
+
+    path: object
+
+    def batches(self) -> Iterator[tuple[object, np.ndarray]]: ...
+    def rows(self, ids: Sequence[str]) -> np.ndarray: ...
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, ...]: ...
+    def ids_at(self, rows: Sequence[int]) -> list[str]: ...
 
 
-def lengths(table: EntityTable) -> np.ndarray:
+_LENGTHS: weakref.WeakKeyDictionary[Rows, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def lengths(table: Rows) -> np.ndarray:
     """||sum|| of every row, float32 [N]: computed once per table (4 bytes an entity), so that later
     queries read each row once."""
     if table not in _LENGTHS:
@@ -29,7 +40,7 @@ def lengths(table: EntityTable) -> np.ndarray:
     return _LENGTHS[table]
 
 
-def cosines(table: EntityTable, query: np.ndarray) -> np.ndarray:
+def cosines(table: Rows, query: np.ndarray) -> np.ndarray:
     """Cosine of every row's sum with ``query`` (a unit vector), float32 [N]; NaN for rows whose sum is zero.
 
     numpy's own loops (einsum), not BLAS: a matrix-vector product is memory-bound, and OpenBLAS's
@@ -41,7 +52,7 @@ def cosines(table: EntityTable, query: np.ndarray) -> np.ndarray:
         return (dots / lengths(table)).astype(np.float32)
 
 
-def most_similar(table: EntityTable, entity_id: str, k: int = 10) -> list[tuple[str, float]]:
+def most_similar(table: Rows, entity_id: str, k: int = 10) -> list[tuple[str, float]]:
     """``(entity_id, cosine)`` of the ``k`` entities nearest ``entity_id``, most similar first; the
     entity itself and entities with a zero sum are left out."""
     if k < 1:
@@ -57,4 +68,4 @@ def most_similar(table: EntityTable, entity_id: str, k: int = 10) -> list[tuple[
     if len(candidates) > k:
         candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
     order = candidates[np.lexsort((candidates, -scores[candidates]))]
-    return [(table._column_value("entity_id", int(r)), float(scores[r])) for r in order]
+    return list(zip(table.ids_at(order.tolist()), scores[order].astype(float).tolist()))

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Mapping
 
 from pelt.registry import expand_globs, kind_of, resolve
-from pelt.tasks.common import EntityRef
+from pelt.tasks.jsonl import EntityRef
 
 logger = logging.getLogger(__name__)
 

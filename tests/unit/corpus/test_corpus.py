@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import pelt.corpus.wikipedia as corpus
+import pelt.corpus.wikipedia.build as corpus
 from pelt.corpus.documents import (
     DOCUMENTS_SCHEMA,
     PAGES_SCHEMA,
@@ -22,14 +22,14 @@ from pelt.corpus.documents import (
     read_pages,
     read_wikipedia_documents,
 )
-from pelt.corpus.dump import DumpPage, DumpStats, iter_dump_pages
-from pelt.corpus.multistream import iter_multistream_pages
-from pelt.corpus.site import SiteInfo
-from pelt.corpus.titles import normalize_title
-from pelt.corpus.wikipedia import build_wikipedia_corpus, parse_page_props
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus, parse_page_props
+from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, iter_dump_pages
+from pelt.corpus.wikipedia.multistream import iter_multistream_pages
+from pelt.corpus.wikipedia.site import SiteInfo
+from pelt.corpus.wikipedia.titles import normalize_title
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 from pelt.logs import write_counts
-from pelt.report.pipeline import input_quality_rows
+from pelt.report.stages import input_quality_rows
 
 SAMPLE = "wikipedia_dump_sample/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 # Titles of the sample's pages that carry a disambiguation template (checked by hand in the dump).

@@ -1,4 +1,4 @@
-"""pelt.corpus.site: a wiki's namespaces, redirect words, disambiguation templates and link trail, from
+"""pelt.corpus.wikipedia.site: a wiki's namespaces, redirect words, disambiguation templates and link trail, from
 the dump's <siteinfo> or the built-in table, and the per-page functions reading a German or Japanese
 wiki with them (pure Python)."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pelt.corpus.dump import dump_site, iter_dump_pages, read_dump_header
-from pelt.corpus.site import ENGLISH, SiteInfo, language_of_dbname
-from pelt.corpus.titles import is_disambiguation, redirect_target
-from pelt.corpus.wikipedia import _page_rows
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.build import _page_rows
+from pelt.corpus.wikipedia.dump import dump_site, iter_dump_pages, read_dump_header
+from pelt.corpus.wikipedia.site import ENGLISH, SiteInfo, language_of_dbname
+from pelt.corpus.wikipedia.titles import is_disambiguation, redirect_target
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 # A German dump's header, made by hand: the dump names namespace 6 "Datei"; "Bild", its alias, is
 # said here in the API's <namespacealiases> shape (a real dump leaves it to the built-in table).

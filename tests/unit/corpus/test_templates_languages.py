@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pelt.corpus.site import SiteInfo
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.site import SiteInfo
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 
 @pytest.mark.parametrize(

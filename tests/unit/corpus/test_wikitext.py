@@ -1,4 +1,4 @@
-"""pelt.corpus.titles, templates, wikitext, dump, bz2_blocks: titles, wikitext -> plain text + anchor spans,
+"""pelt.corpus.wikipedia.titles, templates, wikitext, dump, bz2_blocks: titles, wikitext -> plain text + anchor spans,
 dump streaming (pure Python, fast)."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pelt.corpus.dump
-from pelt.corpus.bz2_blocks import bz2_block_ranges
-from pelt.corpus.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
-from pelt.corpus.multistream import iter_multistream_pages, multistream_index_path, multistream_ranges
-from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
-from pelt.corpus.wikipedia import WorkItem, _page_rows, multistream_without_index, wikipedia_work_items
-from pelt.corpus.wikitext import Link, wikitext_to_plain
+import pelt.corpus.wikipedia.dump
+from pelt.corpus.wikipedia.build import WorkItem, _page_rows, multistream_without_index, wikipedia_work_items
+from pelt.corpus.wikipedia.bz2_blocks import bz2_block_ranges
+from pelt.corpus.wikipedia.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.wikipedia.multistream import iter_multistream_pages, multistream_index_path, multistream_ranges
+from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title, redirect_target
+from pelt.corpus.wikipedia.wikitext import Link, wikitext_to_plain
 
 
 def anchors(wikitext: str) -> tuple[str, list[tuple[str, str]]]:
@@ -854,7 +854,7 @@ def test_an_unclosed_page_is_a_counted_cut_in_bounded_memory() -> None:
 
 
 def test_a_page_over_the_cap_is_cut_and_the_next_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pelt.corpus.dump, "MAX_PAGE_CHARS", 3000)
+    monkeypatch.setattr(pelt.corpus.wikipedia.dump, "MAX_PAGE_CHARS", 3000)
     endless = page_xml(5, "Endless", "x" * 10_000).replace("</text></revision></page>", "")
     data = dump([PAGES[0], endless + "y" * 10_000, PAGES[3]])
     stats = DumpStats()

@@ -14,9 +14,9 @@ from collections.abc import Callable
 import pytest
 from test_wikitext import FRAGMENTS
 
-from pelt.corpus.templates import EXPANSION_FACTOR, EXPANSION_SLACK
-from pelt.corpus.titles import is_disambiguation, redirect_target
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.templates import EXPANSION_FACTOR, EXPANSION_SLACK
+from pelt.corpus.wikipedia.titles import is_disambiguation, redirect_target
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 READERS: dict[str, Callable[[str], object]] = {
     "wikitext_to_plain": wikitext_to_plain,
@@ -162,7 +162,7 @@ def test_nested_templates_that_repeat_their_argument_stay_small(
 ) -> None:
     # 161 bytes of nested {{ill}} made 1 MB of text and 524,288 anchors (380 MiB)
     page = f"{{{{{template}|" * 20 + "x" + "}}" * 20
-    with caplog.at_level(logging.WARNING, logger="pelt.corpus.templates"):
+    with caplog.at_level(logging.WARNING, logger="pelt.corpus.wikipedia.templates"):
         text, links = wikitext_to_plain(page)
     assert len(text) <= (EXPANSION_FACTOR + 1) * len(page) + EXPANSION_SLACK
     assert len(links) <= len(text)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 
 from pelt.linking.entities import resolve_task_entities, write_entity_ids
-from pelt.task_entities import name_task_entities, names_by_entity, resolved_entity_ids, write_entity_ids_by_name
+from pelt.linking.task_entities import (
+    name_task_entities,
+    names_by_entity,
+    resolved_entity_ids,
+    write_entity_ids_by_name,
+)
 
 PAGES_DDL = "page_id long, title string, is_redirect boolean, redirect_to string, is_disambiguation boolean, qid string"
 PAGES = [

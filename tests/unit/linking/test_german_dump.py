@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from pelt.corpus.dump import dump_site
-from pelt.corpus.wikipedia import build_wikipedia_corpus
-from pelt.encoding import EncodingSettings, build_table, encode_samples
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
+from pelt.corpus.wikipedia.dump import dump_site
+from pelt.encoding.encode import EncodingSettings, build_table, encode_samples
+from pelt.encoding.models import load_masked_lm
 from pelt.linking.link import LinkSettings, link_wikipedia
 from pelt.logs import corpus_language, write_counts
-from pelt.models import load_masked_lm
-from pelt.sampling import SamplingSettings, sample_mentions
+from pelt.sampling.sample import SamplingSettings, sample_mentions
 from pelt.table import EntityTable, merge_tables
 
 SITEINFO = """<siteinfo><sitename>Wikipedia</sitename><dbname>dewiki</dbname><case>first-letter</case>

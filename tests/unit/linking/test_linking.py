@@ -16,7 +16,7 @@ from spacy.util import filter_spans
 
 import pelt.linking.heuristic
 from pelt.config import config_schema
-from pelt.corpus.wikipedia import build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus
 from pelt.linking.candidates import Pruning, link_probabilities, longest_names, score_name_entities
 from pelt.linking.heuristic import LinkGraph, _reachable_candidates, heuristic_links, reachable_candidates
 from pelt.linking.link import MENTION_COLUMNS, LinkSettings, link_by_string, link_wikipedia

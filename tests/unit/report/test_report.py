@@ -19,6 +19,7 @@ import pytest
 from docutils.core import publish_parts
 from html_pages import html_rows
 
+from pelt.linking.task_entities import TASK_ENTITIES_SCHEMA
 from pelt.logs import write_counts
 from pelt.report.figures import (
     plot_coverage,
@@ -30,9 +31,8 @@ from pelt.report.figures import (
 )
 from pelt.report.finetuning_summary import write_wiki80_summary
 from pelt.report.headline import write_headline
-from pelt.report.pipeline import language_totals, stage_times, write_coverage, write_input_quality
+from pelt.report.stages import language_totals, stage_times, write_coverage, write_input_quality
 from pelt.table import write_table
-from pelt.task_entities import TASK_ENTITIES_SCHEMA
 
 SVG = "{http://www.w3.org/2000/svg}"
 

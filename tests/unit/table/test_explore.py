@@ -18,8 +18,8 @@ import pelt.table.format
 from pelt.cli import main
 from pelt.table import EntityTable, write_table
 from pelt.table.export import export_table, ids_path
+from pelt.table.hub import dataset_card, upload_dataset, write_dataset_folder
 from pelt.table.lookup import _prefix_keys
-from pelt.table.share import dataset_card, upload_dataset, write_dataset_folder
 
 H = 6
 META = {

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import pelt.table.format
+from pelt.encoding.models import load_masked_lm
 from pelt.logs import corpus_language
-from pelt.models import load_masked_lm
 from pelt.table import EntityTable, merge_tables, write_table
 from pelt.table.format import sidecar_path
 

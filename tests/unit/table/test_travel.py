@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-import pelt.models
-from pelt.encoding import EncodingSettings, encode_samples
-from pelt.injection import inject
-from pelt.models import load_masked_lm, weights_digest
+import pelt.encoding.models
+from pelt.encoding.encode import EncodingSettings, encode_samples
+from pelt.encoding.injection import inject
+from pelt.encoding.models import load_masked_lm, weights_digest
 from pelt.table import EntityTable, merge_tables, write_table
 
 SENTENCE = "Marie Curie was born in Warsaw and worked in Paris."
@@ -84,7 +84,7 @@ def test_weights_are_checked_once_per_model_so_fine_tuning_goes_on(built, monkey
     table = EntityTable.open(table_path)
     model, tokenizer = load_masked_lm(str(copy))
     calls = []
-    monkeypatch.setattr(pelt.models, "weights_digest", lambda m: calls.append(m) or weights_digest(m))
+    monkeypatch.setattr(pelt.encoding.models, "weights_digest", lambda m: calls.append(m) or weights_digest(m))
     text = f"Marie Curie was born in {tokenizer.mask_token}."
     for _ in range(3):
         assert inject(model, tokenizer, [text], [[(0, 11, "Marie_Curie")]], table).n_injected == 1

@@ -49,17 +49,6 @@ rule link_wikipedia:
     threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
-        heuristic=lookup(dpath="linking/heuristic", within=config),
-        max_iterations=lookup(dpath="linking/max_iterations", within=config),
-        ner_model=lookup(dpath="linking/ner_model", within=config, default=None),
-        pruning={
-            key: lookup(dpath=f"linking/{key}", within=config)
-            for key in (
-                "min_link_prob",
-                "min_prior",
-                "max_entities_per_name",
-                "drop_stop_word_names",
-            )
-        },
+        linking=lookup(dpath="linking", within=config),
     script:
         "../../scripts/link_wikipedia.py"

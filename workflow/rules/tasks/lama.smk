@@ -1,9 +1,9 @@
 # The LAMA probe's rules (pelt.registry.KINDS['lama'].rules, included by the Snakefile): P@1 of
 # each model without (baseline) and with (pelt) the table, its controls, LAMA-UHN, the norm sweep
-# that chooses L, their summaries and figures. Its helpers: lama_common.smk.
+# that chooses L, their summaries and figures. Its helpers: lama_functions.smk.
 
 
-include: "lama_common.smk"
+include: "lama_functions.smk"
 
 
 rule lama:

@@ -1,10 +1,10 @@
 # mLAMA's rules (pelt.registry.KINDS['mlama'].rules, included by the Snakefile): P@1 of each model on
 # each configured language (tasks.mlama_<language>), without (baseline) and with (pelt) the table of
 # that language's corpus, and its controls; the summary of every language. Its helpers:
-# mlama_common.smk.
+# mlama_functions.smk.
 
 
-include: "mlama_common.smk"
+include: "mlama_functions.smk"
 
 
 rule mlama:

@@ -7,7 +7,7 @@ import csv
 import re
 from collections.abc import Iterable, Iterator
 
-from pelt.tasks.common import EntityRef
+from pelt.tasks.jsonl import EntityRef
 
 QID = re.compile(r"Q[1-9][0-9]*")
 

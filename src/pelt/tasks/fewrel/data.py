@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 
-from pelt.tasks.common import EntityRef
+from pelt.tasks.jsonl import EntityRef
 from pelt.tasks.relation.data import Entity, Instance, make_entity, make_instance, report_skipped, tokens_of
 from pelt.tasks.wiki80.data import read_wiki80, wiki80_entities
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from pelt.tasks.common import EntityRef, read_jsonl
+from pelt.tasks.jsonl import EntityRef, read_jsonl
 
 logger = logging.getLogger(__name__)
 

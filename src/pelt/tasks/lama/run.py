@@ -18,7 +18,7 @@ Protocol, as in LAMA and the paper:
 
 With a table (the PELT variant), each subject is resolved to a corpus entity id through the
 ``task_entities.parquet`` written by the sampling stage, by QID when the fact has one and else by
-name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.injection.inject`.  Facts whose
+name, and the subject mention becomes ``subject ( E )`` via :func:`pelt.encoding.injection.inject`.  Facts whose
 subject is not in the table are evaluated on the plain prompt, and counted.  The subject's corpus
 frequency (the table's ``frequency`` column: its mentions in the corpus the table was built from; 0
 when it has none) puts each T-REx fact into a bucket, to show where the table helps: the paper's
@@ -29,7 +29,7 @@ with many facts in the bucket does not drown the others). Google-RE facts are no
 (the paper's table is T-REx only), and facts whose subject resolved to no entity are reported apart
 as ``unresolved``: their frequency is unknown, not 0.
 
-Both variants go through :func:`pelt.injection.inject`, so baseline and PELT share tokenization.
+Both variants go through :func:`pelt.encoding.injection.inject`, so baseline and PELT share tokenization.
 
 The norm L of the injected vectors is chosen here, as in the paper: :func:`sweep_norm` scores the
 pelt variant for each L of 1..10 on one loaded model and keeps the best macro P@1 (ties: the
@@ -46,19 +46,20 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.encoding.injection import inject
+from pelt.encoding.models import default_norm, forward_mlm, load_masked_lm
 from pelt.eval.buckets import UNRESOLVED, bucket_names, frequency_bucket
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import TableInputs
 from pelt.eval.variants import resolve_norm, resolve_variant
-from pelt.injection import inject
+from pelt.linking.task_entities import resolve_entities
 from pelt.logs import progress
-from pelt.models import default_norm, forward_mlm, load_masked_lm
 from pelt.table import EntityTable
-from pelt.task_entities import resolve_entities
 from pelt.tasks.lama.data import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
 from pelt.tasks.lama.settings import LamaSettings
 from pelt.tasks.lama.uhn import read_uhn
@@ -193,7 +194,7 @@ class _Probe:
     n_read: int
     read_counts: FactCounts
     lowercased: bool  # an uncased model: lower-cased objects and vocabulary, as LAMA's --lowercase
-    missing: str  # what a subject without a vector becomes (pelt.injection.MISSING)
+    missing: str  # what a subject without a vector becomes (pelt.encoding.injection.MISSING)
     uhn_dropped: set[str] | None  # uuids LAMA-UHN removes; None: no LAMA-UHN scores
     table_path: str | None
     table: EntityTable | None
@@ -212,6 +213,17 @@ class LamaFiles:
     common_vocab: str
     common_vocab_lowercased: str | None = None
     uhn: str | None = None
+
+    @classmethod
+    def of_job(cls, inputs: Any) -> LamaFiles:
+        """The files a LAMA job's named inputs hold (``snakemake.input``; ``uhn`` where the job has it)."""
+        return cls(
+            list(inputs.facts),
+            inputs.relations,
+            inputs.common_vocab,
+            inputs.get("common_vocab_lowercased"),
+            inputs.get("uhn"),
+        )
 
 
 def _prepare(model_name_or_path: str, files: LamaFiles, tables: TableInputs, missing: str) -> _Probe:
@@ -451,7 +463,7 @@ def run_lama(
     the LAMA-UHN scores, on the facts it keeps, stand beside the LAMA ones. An uncased model is
     probed as LAMA's ``--lowercase`` does (:func:`lowercase_facts`, :func:`common_words`).
     ``settings.missing``: what a subject resolved to an entity without a vector becomes
-    (:data:`pelt.injection.MISSING`; the authors' LAMA code uses ``hidden``).
+    (:data:`pelt.encoding.injection.MISSING`; the authors' LAMA code uses ``hidden``).
     """
     variant = resolve_variant(tables.variant, tables.table, tables.task_entities, "run_lama", ("pelt", *CONTROLS))
     probe = _prepare(model_name_or_path, files, tables, settings.missing)

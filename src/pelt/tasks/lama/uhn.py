@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from pelt.encoding.models import forward_mlm, load_masked_lm
 from pelt.logs import progress
-from pelt.models import forward_mlm, load_masked_lm
 from pelt.tasks.lama.data import Fact, load_facts
 
 logger = logging.getLogger(__name__)

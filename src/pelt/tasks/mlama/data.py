@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pelt.tasks.common import read_jsonl
+from pelt.tasks.jsonl import read_jsonl
 
 TEMPLATES = "templates.jsonl"
 

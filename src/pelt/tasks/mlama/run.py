@@ -36,12 +36,12 @@ from dataclasses import asdict, dataclass
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.encoding.injection import inject
+from pelt.encoding.models import default_norm, forward_mlm, load_masked_lm
 from pelt.eval.controls import CONTROLS
 from pelt.eval.settings import TableInputs
 from pelt.eval.variants import resolve_norm, resolve_variant
-from pelt.injection import inject
 from pelt.logs import progress
-from pelt.models import default_norm, forward_mlm, load_masked_lm
 from pelt.table import EntityTable
 from pelt.tasks.lama.data import Fact, load_facts
 from pelt.tasks.lama.run import _bucket, _buckets, _per_relation, _relation_mean, fill_template, resolve_subjects

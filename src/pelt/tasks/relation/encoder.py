@@ -16,7 +16,7 @@ every tokenizer already knows -- ``@`` around the head, ``#`` around the tail (t
 (punct)" of Zhou & Chen, 2022) -- so that no parameter is added (the premise of PELT).  With a
 table, the head reads ``@ head ( E ) @`` as in the paper's code (start marker, mention, brackets
 and slot, end marker): the text is the tokens joined by spaces with the markers as words, and
-:func:`pelt.injection.inject` inserts ``( E )`` after each mention's character span.
+:func:`pelt.encoding.injection.inject` inserts ``( E )`` after each mention's character span.
 
 **Finding the markers after injection.**  Injection only adds the bracket and slot tokens, so the
 k-th occurrence of a marker's token id before injection is its k-th occurrence after; k is counted
@@ -45,13 +45,8 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
-from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
-from pelt.eval.controls import CONTROLS
-from pelt.eval.settings import READ_AT, EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
-from pelt.eval.variants import resolve_norm, resolve_variant
-from pelt.injection import Prepared, assemble, prepare
-from pelt.logs import progress
-from pelt.models import (
+from pelt.encoding.injection import Prepared, assemble, prepare
+from pelt.encoding.models import (
     attention_for_training,
     autocast_label,
     default_norm,
@@ -61,8 +56,13 @@ from pelt.models import (
     resolve_autocast,
     token_states,
 )
+from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
+from pelt.eval.controls import CONTROLS
+from pelt.eval.settings import READ_AT, EncoderSettings, Markers, OptimizerSettings, TableInputs, markers_named
+from pelt.eval.variants import resolve_norm, resolve_variant
+from pelt.linking.task_entities import resolve_entities
+from pelt.logs import progress
 from pelt.table import EntityTable
-from pelt.task_entities import resolve_entities
 from pelt.tasks.relation.data import Instance
 
 logger = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ class RelationEncoder(torch.nn.Module):
         # a longer budget than the model's would overrun the positions
         self.max_length = min(settings.max_length, max_input_length(model))
         self.autocast = autocast
-        self.missing = settings.missing  # what a mention without a vector becomes (pelt.injection.MISSING)
+        self.missing = settings.missing  # what a mention without a vector becomes (pelt.encoding.injection.MISSING)
         self.variant = variant or ("pelt" if table is not None else "baseline")  # for result files
         self.read_at = settings.read_at
         self.stats: Counter = Counter()
@@ -343,8 +343,8 @@ def load_encoder(
     With ``tables.train_table`` (FewRel 2.0: training and validation resolve against the Wikipedia
     table, the test against the biomedical one, as the authors' loader) the encoder holds both
     tables as ``{"train": ..., "test": ...}`` and entity ids name theirs (``train:<id>``,
-    :func:`pelt.injection.inject`); L is one for both. Weights stay fp32; the precision says whether
-    the forward runs under bf16 autocast (:func:`pelt.models.resolve_autocast`: ``auto`` where bf16 is
+    :func:`pelt.encoding.injection.inject`); L is one for both. Weights stay fp32; the precision says whether
+    the forward runs under bf16 autocast (:func:`pelt.encoding.models.resolve_autocast`: ``auto`` where bf16 is
     native, on a GPU or a CPU with AVX-512 BF16).
     """
     variant = resolve_variant(tables.variant, tables.table, tables.task_entities, what, injecting=("pelt", *CONTROLS))
@@ -367,7 +367,8 @@ def load_encoder(
 def resolve_instances(
     instances: Sequence[Instance], task_entities_path: str | None
 ) -> list[tuple[str | None, str | None]]:
-    """(head, tail) entity ids through ``task_entities.parquet`` (:func:`pelt.task_entities.resolve_entities`)."""
+    """(head, tail) entity ids through ``task_entities.parquet``
+    (:func:`pelt.linking.task_entities.resolve_entities`)."""
     if task_entities_path is None:
         return [(None, None)] * len(instances)
     flat = resolve_entities([(e.name, e.qid) for inst in instances for e in (inst.head, inst.tail)], task_entities_path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from pelt.tasks.common import EntityRef, read_jsonl
+from pelt.tasks.jsonl import EntityRef, read_jsonl
 from pelt.tasks.relation.data import Entity, Instance, make_entity, make_instance, report_skipped, tokens_of
 
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 from relation_data import NAMES, records, write_wiki80
 
+from pelt.encoding.models import load_masked_lm
 from pelt.eval.settings import EncoderSettings, TableInputs, parse
-from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks.fewrel.data import read_instances
 from pelt.tasks.fewrel.run import (

@@ -15,11 +15,11 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from pelt.encoding.injection import inject
+from pelt.encoding.models import forward_mlm
 from pelt.eval.settings import TableInputs
-from pelt.injection import inject
-from pelt.models import forward_mlm
+from pelt.linking.task_entities import resolve_entities
 from pelt.table import EntityTable, write_table
-from pelt.task_entities import resolve_entities
 from pelt.tasks.lama.data import lama_subject, load_facts, relation_of
 from pelt.tasks.lama.run import (
     LamaFiles,

@@ -17,9 +17,9 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from pelt.encoding.injection import inject
+from pelt.encoding.models import forward_mlm
 from pelt.eval.settings import TableInputs
-from pelt.injection import inject
-from pelt.models import forward_mlm
 from pelt.registry import data_files, kind_of, run_files
 from pelt.report.figures import plot_mlama
 from pelt.report.mlama_summary import write_mlama_summary

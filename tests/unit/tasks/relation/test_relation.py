@@ -16,9 +16,9 @@ import torch.nn.functional as F
 from conftest import REPO
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from pelt.encoding.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
 from pelt.eval.settings import MARKERS, EncoderSettings, Markers, TableInputs
 from pelt.eval.variants import resolve_norm
-from pelt.models import attention_for_training, default_norm, family, load_masked_lm, resolve_autocast
 from pelt.table import EntityTable, write_table
 from pelt.tasks.fewrel.data import read_fewrel, read_instances
 from pelt.tasks.relation.data import Entity, Instance
@@ -461,7 +461,7 @@ def test_fp32_attention_masks_padding_as_sdpa(family, tiny_model_dirs):  # noqa:
 
 def test_fp32_attention_under_autocast_is_sdpa_in_fp32():
     """What bf16 autocast on a CPU attends with: SDPA on the fp32 inputs, not bf16-rounded scores."""
-    from pelt.models import _sdpa_in_fp32
+    from pelt.encoding.models import _sdpa_in_fp32
 
     torch.manual_seed(0)
     query, key, value = (torch.randn(2, 2, 16, 8) for _ in range(3))

@@ -15,8 +15,8 @@ import torch
 from conftest import REPO
 from relation_data import records, write_wiki80
 
+from pelt.encoding.models import load_masked_lm
 from pelt.eval.settings import TableInputs, parse
-from pelt.models import load_masked_lm
 from pelt.table import write_table
 from pelt.tasks.relation.encoder import RelationEncoder, resolve_instances
 from pelt.tasks.wiki80.data import read_wiki80

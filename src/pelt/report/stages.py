@@ -17,9 +17,9 @@ from html import escape
 
 import pyarrow.parquet as pq
 
+from pelt.linking.task_entities import read_not_found
 from pelt.report.html import markdown_html, write_page
 from pelt.table import EntityTable
-from pelt.task_entities import read_not_found
 
 logger = logging.getLogger(__name__)
 
@@ -100,9 +100,10 @@ def _not_found_lines(task_entities: Mapping[str, str | os.PathLike[str]]) -> lis
 
 
 # Counts of input that a stage dropped (or, for bytes that are not UTF-8, repaired and kept), as the
-# stages name them (pelt.corpus, pelt.corpus.s2orc, pelt.linking, pelt.linking.entities, pelt.sampling): flagged in
-# the input-quality table. Pages outside the article namespace are skipped by design, not for being
-# bad, and are not flagged (the corpus log keeps them quiet for the same reason).
+# stages name them (pelt.corpus, pelt.corpus.s2orc, pelt.linking, pelt.linking.entities,
+# pelt.sampling.sample): flagged in the input-quality table. Pages outside the article namespace
+# are skipped by design, not for being bad, and are not flagged (the corpus log keeps them quiet
+# for the same reason).
 SKIP_COUNTS = re.compile(
     r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|files_with_bad_xml_chars|bad_utf8"
     r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pelt.models import max_input_length, mention_token_span, tokenize_with_offsets
+from pelt.encoding.models import max_input_length, mention_token_span, tokenize_with_offsets
 from pelt.table import EntityTable
 
 logger = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 One normalisation makes page titles, link targets and redirects compare equal; redirect and
 disambiguation pages are recognised from their wikitext; a link target's namespace or interwiki
 prefix says whether the link shows and whether it points at an article. The corpus job
-(:mod:`pelt.corpus.wikipedia`), the markup passes (:mod:`pelt.corpus.wikitext`,
-:mod:`pelt.corpus.templates`) and linking (:mod:`pelt.linking.entities`) rely on them.
+(:mod:`pelt.corpus.wikipedia.build`), the markup passes (:mod:`pelt.corpus.wikipedia.wikitext`,
+:mod:`pelt.corpus.wikipedia.templates`) and linking (:mod:`pelt.linking.entities`) rely on them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-from pelt.corpus.site import ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
+from pelt.corpus.wikipedia.site import ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
 
 
 def normalize_title(title: str) -> str:

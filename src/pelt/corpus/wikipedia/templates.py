@@ -1,4 +1,4 @@
-"""Pass 2 of the wikitext conversion (:mod:`pelt.corpus.wikitext`): templates, template parameters and
+"""Pass 2 of the wikitext conversion (:mod:`pelt.corpus.wikipedia.wikitext`): templates, template parameters and
 tables are cut, nested, in time and memory linear in the page, and the templates that show words of
 the sentence keep them. What each of those shows is one table of name -> renderer
 (``INLINE_TEMPLATES``, ``PREFIXED_TEMPLATES``: quotations, dates, quantities, chemical formulas,
@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from pelt.corpus.titles import LANGUAGE_CODE, WS_RUN
+from pelt.corpus.wikipedia.titles import LANGUAGE_CODE, WS_RUN
 
 logger = logging.getLogger(__name__)
 
@@ -481,7 +481,7 @@ def cut_templates(text: str, blank: str = "") -> str:
     constructs; the texts templates show are bounded by the expansion cap (EXPANSION_FACTOR).
 
     A construct that shows nothing and touches a quote leaves ``blank`` there:
-    :func:`pelt.corpus.wikitext.wikitext_to_plain` passes its strip marker, so that the quote runs
+    :func:`pelt.corpus.wikipedia.wikitext.wikitext_to_plain` passes its strip marker, so that the quote runs
     around a removed template stay apart (``'''{{CHN}}'''`` is a bold word in MediaWiki, whose flag
     template shows one; without the marker, six quotes showed an apostrophe). Elsewhere it leaves
     nothing, so that a stray ``{{`` before a list's ``*`` leaves the ``*`` at the line's start.

@@ -32,8 +32,8 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
+from pelt.encoding.models import attention_for_training, autocast_label, resolve_autocast
 from pelt.logs import Progress
-from pelt.models import attention_for_training, autocast_label, resolve_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -218,9 +218,9 @@ def train_demo_model(
     (``pack_blocks``), which is as fast and computes what the padded batch did. Documents longer than
     ``settings.max_seq_len`` tokens are cut into blocks; the model has exactly that many positions.
 
-    ``settings.precision`` (:func:`pelt.models.resolve_autocast`): ``auto`` trains under bf16 autocast where
+    ``settings.precision`` (:func:`pelt.encoding.models.resolve_autocast`): ``auto`` trains under bf16 autocast where
     the CPU computes bf16 natively (AVX-512 BF16, AMX), about 1.4x faster than fp32 with attention
-    kept in fp32 (:func:`pelt.models.attention_for_training`), and in fp32 elsewhere. The two learn
+    kept in fp32 (:func:`pelt.encoding.models.attention_for_training`), and in fp32 elsewhere. The two learn
     the demo's facts alike but give different weights; ``training.json`` records which one ran.
 
     ``device``: the workflow trains on the CPU, so that every machine trains the same model (a GPU's
@@ -251,7 +251,7 @@ def train_demo_model(
     model.eval()
     out = Path(out_dir)
     # Stored in half precision, half the bytes (the shipped copy is a tracked file): every job loads
-    # it in the precision it computes in (pelt.models.load_masked_lm), so the rounded weights are the
+    # it in the precision it computes in (pelt.encoding.models.load_masked_lm), so the rounded weights are the
     # model, whether shipped or trained here.
     model.to(torch.float16).save_pretrained(out)
     tokenizer.save_pretrained(out)

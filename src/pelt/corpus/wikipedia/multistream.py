@@ -1,6 +1,6 @@
 """Multistream dumps: the ``-index.txt.bz2`` Wikimedia publishes beside them, split into byte ranges of
 whole bz2 streams for parallel reading, and the pages of such a range. Telling whether a bz2 file is
-multistream at all is here too; what the pages' XML holds is :mod:`pelt.corpus.dump`'s business.
+multistream at all is here too; what the pages' XML holds is :mod:`pelt.corpus.wikipedia.dump`'s business.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO, NamedTuple
 
-from pelt.corpus.bz2_blocks import BZ2_PIECE, CHUNK, Gap
-from pelt.corpus.dump import DumpPage, DumpStats, iter_pages_from_chunks
+from pelt.corpus.wikipedia.bz2_blocks import BZ2_PIECE, CHUNK, Gap
+from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, iter_pages_from_chunks
 from pelt.logs import progress
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The sampling stage's output format: ``sentences/`` (one row per chosen mention) and
-``frequencies/`` (mentions per entity), Parquet folders that Spark writes (:mod:`pelt.sampling`)
+``frequencies/`` (mentions per entity), Parquet folders that Spark writes (:mod:`pelt.sampling.sample`)
 and encoding reads with pyarrow; their columns are named here once.
 """
 

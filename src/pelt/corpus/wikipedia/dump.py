@@ -1,8 +1,8 @@
 """Reading Wikipedia ``pages-articles`` dumps: pages streamed from bz2 (plain or multistream) in
 bounded memory, bytes that are not UTF-8 kept and counted, the dump's header, and the pages of a range
-of bz2 blocks. Finding and decoding those blocks is :mod:`pelt.corpus.bz2_blocks`'s business; the
-multistream index and its ranges of streams, :mod:`pelt.corpus.multistream`'s; what a page's wikitext
-means, :mod:`pelt.corpus.wikitext`'s.
+of bz2 blocks. Finding and decoding those blocks is :mod:`pelt.corpus.wikipedia.bz2_blocks`'s business; the
+multistream index and its ranges of streams, :mod:`pelt.corpus.wikipedia.multistream`'s; what a page's wikitext
+means, :mod:`pelt.corpus.wikipedia.wikitext`'s.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import BinaryIO
 
-from pelt.corpus.bz2_blocks import BZ2_PIECE, CHUNK, Gap, bz2_markers, iter_bz2_blocks
-from pelt.corpus.site import SiteInfo
+from pelt.corpus.wikipedia.bz2_blocks import BZ2_PIECE, CHUNK, Gap, bz2_markers, iter_bz2_blocks
+from pelt.corpus.wikipedia.site import SiteInfo
 
 logger = logging.getLogger(__name__)
 
@@ -413,7 +413,7 @@ def read_dump_header(path: str | os.PathLike[str]) -> ET.Element | None:
     or fail, on their own).
 
     Read once per file on the driver: the tasks that read byte ranges of the file never see its
-    start (:func:`pelt.corpus.site.SiteInfo.from_siteinfo` makes what they need of it).
+    start (:func:`pelt.corpus.wikipedia.site.SiteInfo.from_siteinfo` makes what they need of it).
     """
     parser = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None

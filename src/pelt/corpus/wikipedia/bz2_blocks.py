@@ -8,7 +8,7 @@ so a task can take the blocks that start in its byte range of the file: it finds
 magic at any bit offset and decodes each as a one-block stream of its own, with a header before
 it and the end magic and CRC after it. No index and no recompression are needed, and the same
 works for multistream dumps without their index. Which pages the blocks hold is
-:mod:`pelt.corpus.dump`'s business.
+:mod:`pelt.corpus.wikipedia.dump`'s business.
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ def iter_bz2_blocks(
 
 
 def bz2_block_ranges(path: str | os.PathLike[str], target_bytes: int) -> list[tuple[int, int]]:
-    """Byte ranges of about ``target_bytes`` covering a bz2 file, for :func:`pelt.corpus.dump.iter_bz2_range_pages`.
+    """Byte ranges of about ``target_bytes`` covering a bz2 file, for
+    :func:`pelt.corpus.wikipedia.dump.iter_bz2_range_pages`.
 
     Only the file size is needed: each task finds its own blocks, so the driver reads nothing.
     """

@@ -33,7 +33,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pelt.samples import FREQUENCY_TYPES, SAMPLE_TYPES
+from pelt.sampling.format import FREQUENCY_TYPES, SAMPLE_TYPES
 
 log = logging.getLogger(__name__)
 

@@ -1,14 +1,14 @@
 """Building entity tables: the sum, per entity, of the masked LM's output vector at the masked mention.
 
 For every sampled sentence the mention's tokens are replaced by one mask token, the sentence is
-windowed around the mask if too long, and :func:`pelt.models.mask_representation` gives the vector r
+windowed around the mask if too long, and :func:`pelt.encoding.models.mask_representation` gives the vector r
 whose dot product with the word embeddings is the mask's logits.  Sums are additive, so tables of
 disjoint shards merge exactly (:func:`pelt.table.merge_tables`).
 
 Speed: a background thread reads and tokenizes the next rows while the device runs the model; rows
 are sorted by length inside a pool of rows and packed into batches under a token budget (no fixed
 padding, so short sentences cost little); sums stay on the device in fp32 and are copied back once.
-Worker processes can prepare the pools (:mod:`pelt.encoding_host`, ``host_workers``): on an H200 one
+Worker processes can prepare the pools (:mod:`pelt.encoding.host`, ``host_workers``): on an H200 one
 thread of Python took longer than the device; workers took that work off the job, though not yet
 off its wall time (benchmarks/README.md, Encoding on a GPU).
 """
@@ -34,16 +34,15 @@ import pyarrow.parquet as pq
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pelt.encoding_host import (
+from pelt.encoding.host import (
     PackedBatch,
     PoolPreparer,
     Rows,
     prepare_in_workers,
     shard_of,
 )
-from pelt.encoding_host import mask_mention as mask_mention  # re-exported: its home before the host half moved
-from pelt.logs import Progress
-from pelt.models import (
+from pelt.encoding.host import mask_mention as mask_mention  # re-exported: its home before the host half moved
+from pelt.encoding.models import (
     default_norm,
     load_masked_lm,
     mask_representation,
@@ -52,7 +51,8 @@ from pelt.models import (
     representation,
     short_sequence_attention,
 )
-from pelt.samples import SAMPLE_COLUMNS, open_samples, read_frequencies
+from pelt.logs import Progress
+from pelt.sampling.format import SAMPLE_COLUMNS, open_samples, read_frequencies
 from pelt.table import EntityTable, write_table
 from pelt.table.format import sidecar_path
 
@@ -71,7 +71,7 @@ class EncodingSettings:
     place, passed whole from the workflow's job to the encoder.
 
     ``max_seq_len`` (tokens of a window, special tokens included; capped at the model's positions)
-    and ``precision`` (``auto``, ``fp32``, ``bf16``, ``fp16``: see :func:`pelt.models.resolve_dtype`)
+    and ``precision`` (``auto``, ``fp32``, ``bf16``, ``fp16``: see :func:`pelt.encoding.models.resolve_dtype`)
     change the vectors; ``tokens_per_batch``, ``device`` (``auto``, ``cpu``, ``cuda``...) and
     ``host_workers`` (:func:`resolve_host_workers`) only how fast they come.
     """
@@ -100,7 +100,7 @@ def resolve_host_workers(host_workers: int | str, device: torch.device, total_ro
     """How many processes prepare pools of rows beside the device (0: one thread of this process).
 
     ``auto``: on CUDA, one per spare core up to 8 (the GPU outran one host thread; see
-    :mod:`pelt.encoding_host`), and none for input that fits one pool, which no worker could
+    :mod:`pelt.encoding.host`), and none for input that fits one pool, which no worker could
     split; on CPU none, as the model needs the cores itself.  An explicit count is used as given.
     """
     if host_workers == "auto":

@@ -41,7 +41,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from pelt.corpus.bz2_blocks import bz2_block_ranges
 from pelt.corpus.documents import (
     LINK_TYPE,
     PAGES_SCHEMA,
@@ -49,11 +48,17 @@ from pelt.corpus.documents import (
     files_without_documents,
     log_skips,
 )
-from pelt.corpus.dump import DumpPage, DumpStats, dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
-from pelt.corpus.multistream import is_multistream, iter_multistream_pages, multistream_index_path, multistream_ranges
-from pelt.corpus.site import ENGLISH, SiteInfo
-from pelt.corpus.titles import is_disambiguation, normalize_title, redirect_target
-from pelt.corpus.wikitext import wikitext_to_plain
+from pelt.corpus.wikipedia.bz2_blocks import bz2_block_ranges
+from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
+from pelt.corpus.wikipedia.multistream import (
+    is_multistream,
+    iter_multistream_pages,
+    multistream_index_path,
+    multistream_ranges,
+)
+from pelt.corpus.wikipedia.site import ENGLISH, SiteInfo
+from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title, redirect_target
+from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +143,7 @@ class WorkItem(NamedTuple):
     """One task of the corpus stage: a whole file (no range), a byte range of whole bz2 streams of a
     multistream dump with its index (``streams``), or a byte range of bz2 blocks (``blocks``).
     ``streams`` holds ``(offset, pages)`` of the streams the index lists in the range (a
-    :class:`pelt.corpus.multistream.StreamRange`'s)."""
+    :class:`pelt.corpus.wikipedia.multistream.StreamRange`'s)."""
 
     path: str
     start: int | None = None
@@ -151,7 +156,7 @@ def wikipedia_work_items(paths: Iterable[str], split_bytes: int = DEFAULT_SPLIT_
     """The tasks of the corpus stage: about ``split_bytes`` of compressed dump each.
 
     A multistream dump with its index is split at the streams the index lists; any other bz2 dump
-    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.bz2_blocks.bz2_block_ranges`),
+    larger than ``split_bytes`` at bz2 block boundaries (:func:`pelt.corpus.wikipedia.bz2_blocks.bz2_block_ranges`),
     which each task finds for itself; an uncompressed or small file is one task.
     """
     items: list[WorkItem] = []
@@ -398,7 +403,7 @@ def build_wikipedia_corpus(
     ``files_multistream_without_index`` (multistream dumps whose index is missing: a logged warning;
     they are split by bz2 blocks like single-stream dumps).
 
-    Each file is read as the wiki its header describes (:func:`pelt.corpus.dump.dump_site`; the
+    Each file is read as the wiki its header describes (:func:`pelt.corpus.wikipedia.dump.dump_site`; the
     config's ``language`` overrides the dump's), unless ``sites`` gives its site already (the
     workflow's job reads it once, to record it beside the counts).
     """

@@ -9,19 +9,19 @@ and loops in Python once per bracket, never once per character. Every construct 
 memory linear in the page, by design (``docs/wikitext.md``): no regex has two adjacent unbounded
 quantifiers that match the same character, nor rescans to the end for each unclosed opener (paired
 tags, external links and nested links are matched from tables built in one scan); what templates
-show is capped (:mod:`pelt.corpus.templates`); nesting is held in explicit stacks, never Python's;
+show is capped (:mod:`pelt.corpus.wikipedia.templates`); nesting is held in explicit stacks, never Python's;
 ``tests/unit/corpus/test_wikitext_complexity.py`` times every construct as the input doubles. Markup it does
 not model is removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or
 ``<ref`` reaches ``text`` but from ``<nowiki>`` sections, whose content is literal.
 
 The conversion runs in passes over the wikitext: (1) comments and extension tags such as ``<ref>``
-are cut; (2) templates and tables are cut (:mod:`pelt.corpus.templates`), the templates that show
+are cut; (2) templates and tables are cut (:mod:`pelt.corpus.wikipedia.templates`), the templates that show
 text keep it, as one table of name -> renderer says (``INLINE_TEMPLATES``, ``PREFIXED_TEMPLATES``:
 quotations, dates, chemical formulas, pronunciations, spacing, ship and interlanguage links, ...),
 and an unclosed ``{{`` or ``{|`` loses only its own markup; (3) line-level markup (headings, lists,
 bold/italic read line by line as MediaWiki does, HTML tags, external links, whose label may hold
 links) is rewritten; (4) wiki links become text pieces whose spans are recorded while the plain
-text is joined, their targets read by :mod:`pelt.corpus.titles`; (5) whitespace is collapsed and
+text is joined, their targets read by :mod:`pelt.corpus.wikipedia.titles`; (5) whitespace is collapsed and
 the recorded spans are shifted accordingly.
 """
 
@@ -33,9 +33,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pelt.corpus.site import ENGLISH, SiteInfo
-from pelt.corpus.templates import Cut, cut_tables, cut_templates, outermost
-from pelt.corpus.titles import link_target_kind, normalize_title
+from pelt.corpus.wikipedia.site import ENGLISH, SiteInfo
+from pelt.corpus.wikipedia.templates import Cut, cut_tables, cut_templates, outermost
+from pelt.corpus.wikipedia.titles import link_target_kind, normalize_title
 
 
 @dataclass(frozen=True)

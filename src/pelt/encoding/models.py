@@ -35,8 +35,8 @@ from transformers import (
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
-from pelt.encoding_host import encode_with_offsets
-from pelt.encoding_host import mention_token_span as mention_token_span  # re-exported: injection and eval use it
+from pelt.encoding.host import encode_with_offsets
+from pelt.encoding.host import mention_token_span as mention_token_span  # re-exported: injection and eval use it
 
 logger = logging.getLogger(__name__)
 
@@ -380,7 +380,7 @@ def forward_mlm(
 
     For BART the decoder is fed the same sequence shifted right, built from the embeddings so that
     injected entity vectors reach the decoder too; this is exactly what BART does with ``input_ids``.
-    Sequences must be right-padded (what :func:`pelt.injection.inject` produces): position ids then
+    Sequences must be right-padded (what :func:`pelt.encoding.injection.inject` produces): position ids then
     agree with those computed from token ids.
     """
     if inputs_embeds is None:
@@ -433,7 +433,7 @@ def tokenize_with_offsets(tokenizer: PreTrainedTokenizerBase, texts: list[str]) 
 
     Building the table and injecting it must cut text into tokens identically, or a mention would
     map to different tokens in the two places; both go through here (encoding's worker processes
-    through :func:`pelt.encoding_host.encode_with_offsets`, which this calls).  The fast tokenizer's
+    through :func:`pelt.encoding.host.encode_with_offsets`, which this calls).  The fast tokenizer's
     Rust backend is called directly: transformers' own call gives the same tokens but converts each
     encoding into a dict of every field, which took half of the host's time per sentence and kept
     a GPU waiting (benchmarks/README.md, Encoding).

@@ -17,7 +17,7 @@ The dump names each namespace (``<namespace key="6">Datei</namespace>``) but not
 MediaWiki accepts the canonical English names on every wiki (``File:``, ``Image:``,
 ``Category:``), so they are always merged in, as is the English redirect word ``#REDIRECT``.
 Redirects themselves come first from the dump's ``<redirect title=...>`` element (read by
-:mod:`pelt.corpus.dump`); the redirect words are the fallback for dumps without it.
+:mod:`pelt.corpus.wikipedia.dump`); the redirect words are the fallback for dumps without it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The host half of encoding, one pool of rows at a time: validate, tokenize, mask and pack.
 
 Everything here depends on one pool alone (table rows, which depend on every earlier pool, are
-assigned by :mod:`pelt.encoding`), so pools can be prepared in worker processes while the parent
+assigned by :mod:`pelt.encoding.encode`), so pools can be prepared in worker processes while the parent
 feeds the device: on a GPU, Python's per-sentence work under one GIL was slower than the model
 (benchmarks/README.md, Encoding).  The module imports neither torch nor transformers, so that a
 worker starts in a fraction of a second; workers get the tokenizer as its backend's JSON.
@@ -339,7 +339,7 @@ class _Worker:
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),  # pelt imports as in the parent
             "TOKENIZERS_PARALLELISM": "false",  # the workers are the parallelism: no thread pool each
         }
-        command = [sys.executable, "-c", "from pelt.encoding_host import _serve; _serve()"]
+        command = [sys.executable, "-c", "from pelt.encoding.host import _serve; _serve()"]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self._send(preparer.settings())
 
