@@ -36,7 +36,9 @@ def readout(claim: analyse.Claim, summary: Path) -> str:
     if claim.source == "lama":
         return ""
     rows = [r for r in analyse._read(summary / f"{claim.source}.csv") if r["benchmark"] == claim.benchmark]
-    return ", read at " + "/".join(sorted({r.get("read_at") or "markers" for r in rows}))
+    if any("read_at" not in r for r in rows):  # a summary written before it recorded the readout
+        return ", readout not recorded"
+    return ", read at " + "/".join(sorted({r["read_at"] for r in rows}))
 
 
 def main(argv: list[str] | None = None) -> int:

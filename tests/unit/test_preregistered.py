@@ -126,3 +126,18 @@ def test_the_readme_shows_the_replications_summary_as_written():
     block = readme[readme.index("<!-- summary.md -->\n") + 20 : readme.index("<!-- end of summary.md -->")]
     assert block == (REPO / "benchmarks" / "preregistered" / "summary.md").read_text()
     assert readme.index("<!-- summary.md -->") < readme.index("| measured (%) |")  # before the example run's
+
+
+def test_check_claims_does_not_guess_a_readout_a_summary_did_not_record(tmp_path, capsys):
+    """A summary written before summaries named the readout: none is guessed (the demo read at both)."""
+    import check_claims
+
+    with (RECORDED / "fewrel.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    with (tmp_path / "fewrel.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, [k for k in rows[0] if k != "read_at"], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    check_claims.main([str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "fewrel1_5_1" in out and "readout not recorded" in out and "read at" not in out
