@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pelt.config import yaml_problem
+from pelt.info import format_report, preflight, report
 from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
@@ -162,11 +163,26 @@ def _push(args: argparse.Namespace) -> int:
 TABLE_HELP = "table.parquet, or the folder holding it"
 
 
+def _machine_info(args: argparse.Namespace) -> int:
+    print(format_report(report()))
+    problems = preflight(spark=True, gpu=False)
+    for problem in problems:
+        print(f"missing: {problem}")
+    return 1 if problems else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pelt", description="Pluggable entity lookup tables (PELT).")
     parser.add_argument("--version", action="version", version=f"pelt {_version()}")
     parser.add_argument("--debug", action="store_true", help="on errors, show the traceback")
     commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser(
+        "info",
+        help="the versions and hardware pelt sees (for a bug report), and what a run would miss",
+        description="pelt's version, Python, the platform, CPU cores, memory, Java, the GPU and the key packages; "
+        "then one line per thing a run would miss (Java for Spark), exit 1 if any.",
+    )
+    info.set_defaults(run=_machine_info)
     _add_config_commands(commands)
     _add_table_commands(commands)
     return parser
