@@ -65,7 +65,9 @@ def most_similar(table: Rows, entity_id: str, k: int = 10) -> list[tuple[str, fl
     scores = cosines(table, (query / length).astype(np.float32))
     scores[row] = np.nan
     candidates = np.flatnonzero(~np.isnan(scores))
-    if len(candidates) > k:
-        candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
-    order = candidates[np.lexsort((candidates, -scores[candidates]))]
+    if len(candidates) > k:  # every candidate tied with the k-th, so that the cut below breaks ties by id
+        kth = scores[candidates][np.argpartition(-scores[candidates], k - 1)[k - 1]]
+        candidates = candidates[scores[candidates] >= kth]
+    # Rows are in id order: ties go to the smaller id, and -k 2 is the first two of -k 3.
+    order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
     return list(zip(table.ids_at(order.tolist()), scores[order].astype(float).tolist()))

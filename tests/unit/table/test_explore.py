@@ -114,6 +114,22 @@ def test_most_similar_is_the_brute_force_cosine(table):
         table.most_similar(ids[0], k=0)
 
 
+def test_most_similar_breaks_ties_by_id_whatever_k(tmp_path, small_batches):
+    """Six entities at one cosine from the query: every k lists the smallest ids first, so a
+    shorter list is the start of a longer one."""
+    ids = ["query", *(f"tie {c}" for c in "fbdaec"), "far"]
+    sums = np.zeros((len(ids), H), np.float32)
+    sums[:, 0] = 1.0
+    sums[1:7, 1] = 1.0  # each tie at cosine 1/sqrt(2) from the query
+    sums[7] = -sums[0]
+    write_table(tmp_path / "t.parquet", ids, sums, [1] * len(ids), [1] * len(ids), META)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    ranked = [[entity for entity, _ in table.most_similar("query", k=k)] for k in range(1, 8)]
+    ties = sorted(f"tie {c}" for c in "fbdaec")
+    for k, got in enumerate(ranked, 1):
+        assert got == (ties + ["far"])[:k], (k, got)
+
+
 def _read_word2vec(path) -> tuple[list[str], np.ndarray]:
     n, dim = map(int, path.read_text().splitlines()[0].split())
     rows = [line.split(" ") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
