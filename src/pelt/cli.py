@@ -17,6 +17,7 @@ import argparse
 import importlib.metadata
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -163,6 +164,17 @@ def _push(args: argparse.Namespace) -> int:
 TABLE_HELP = "table.parquet, or the folder holding it"
 
 
+def _norm(text: str) -> float:
+    """L as a command line gives it: a positive, finite number (argparse says so in one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"L must be a positive number, not {text}")
+    return value
+
+
 def _machine_info(args: argparse.Namespace) -> int:
     print(format_report(report()))
     problems = preflight(spark=True, gpu=False)
@@ -213,7 +225,7 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
 
     lookup = actions.add_parser("lookup", parents=[on_table], help="print E(e) = L * sum / ||sum|| of entities")
     lookup.add_argument("entities", nargs="+", metavar="ENTITY")
-    lookup.add_argument("--norm", type=float, help="L (default: the table's)")
+    lookup.add_argument("--norm", type=_norm, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
 
@@ -253,7 +265,7 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument("out", metavar="OUT", help="the file to write")
     export.add_argument("--format", choices=FORMATS, required=True)
-    export.add_argument("--norm", type=float, help="L (default: the table's)")
+    export.add_argument("--norm", type=_norm, help="L (default: the table's)")
     export.add_argument("--raw", action="store_true", help="the stored sums, not normalised")
     export.set_defaults(run=_export)
 

@@ -39,6 +39,15 @@ def test_info(table, capsys):
     assert "entities: 2" in lines and "hidden_size: 3" in lines and "norm: 10.0" in lines and "model: m" in lines
 
 
+@pytest.mark.parametrize("norm", ["-3", "0", "nan", "inf", "seven"])
+def test_a_norm_out_of_range_is_one_line(table, capsys, norm):
+    with pytest.raises(SystemExit) as exit_:
+        main(["table", "lookup", str(table), "Paris", "--norm", norm])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --norm:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 2  # usage + error
+
+
 def test_lookup_text_and_json(table, capsys):
     assert main(["table", "lookup", str(table), "Paris", "--norm", "5"]) == 0
     assert capsys.readouterr().out == "Paris\tn_sentences=2\tfrequency=9\t3 4 0\n"

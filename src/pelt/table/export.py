@@ -95,4 +95,13 @@ def export_table(
 
         what = "sum" if raw else f"lookup at L={table.norm if norm is None else float(norm)}"
         save_file({"vectors": array}, str(out), metadata={"pelt": json.dumps(table.metadata), "vectors": what})
+        _as_created(out)
     return [out, ids_path(out)]
+
+
+def _as_created(path: Path) -> None:
+    """The mode a file created here gets (0644 under the usual umask): safetensors writes through a
+    private temporary file (0600), which would leave the export unreadable to the user's group."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)

@@ -154,6 +154,9 @@ def test_exports_read_back_as_the_looked_up_vectors(tmp_path, table):
     saved = load_file(tmp_path / "v.safetensors")
     np.testing.assert_array_equal(saved["vectors"], ok.lookup(order))
     assert ids_path(tmp_path / "v.safetensors").read_text(encoding="utf-8").splitlines() == order
+    # every export as the user's other files: safetensors' writer alone made its file 0600
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.glob("v.*")}
+    assert len(set(modes.values())) == 1 and modes["v.safetensors"] & 0o044 == 0o044, modes
     export_table(table, tmp_path / "raw.npy", "npy", raw=True)  # raw sums: the zero one too
     np.testing.assert_array_equal(np.load(tmp_path / "raw.npy"), table.vector_sums(list(table.ids())))
     with pytest.raises(ValueError, match="zero vector sum for \\['Entity"):
