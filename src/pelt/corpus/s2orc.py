@@ -20,6 +20,7 @@ import gzip
 import itertools
 import json
 import logging
+import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -61,6 +62,19 @@ def _decode(raw: bytes) -> tuple[str, bool]:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
         return raw.decode("utf-8", errors="replace"), True
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _well_formed(value: str, escape: bool = False) -> tuple[str, bool]:
+    """``value`` with its lone surrogates (a JSON ``\\ud800`` escape without its pair, which json.loads
+    keeps and no UTF-8 writer can) replaced, and whether it had any: they are bad UTF-8, counted like
+    undecodable bytes. Text gets U+FFFD; an id (``escape``) the escape as the file wrote it, so that two
+    ids differing only there stay two papers instead of one U+FFFD id, the other dropped as its duplicate."""
+    if value.isascii() or not _SURROGATE.search(value):
+        return value, False
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}" if escape else "\ufffd", value), True
 
 
 # The most bytes one record (a line, or a pretty-printed file) may take: S2ORC's largest papers are
@@ -168,10 +182,13 @@ def _record_row(record: Any, bad_utf8: bool, where: str, include_body: bool) -> 
     paper_id = record.get("paper_id")
     if paper_id is None or paper_id == "":
         return (None, None, None, None, "no_paper_id", where, bad_utf8)
+    paper_id, bad_id = _well_formed(str(paper_id), escape=True)
     title, text = paper_text(record, include_body)
+    (title, bad_title), (text, bad_text) = _well_formed(title), _well_formed(text)
+    bad_utf8 = bad_utf8 or bad_id or bad_title or bad_text
     if not text:
-        return (str(paper_id), title, None, None, "no_text", f"{where}: paper {paper_id}", bad_utf8)
-    return (str(paper_id), title, text, [], None, None, bad_utf8)
+        return (paper_id, title, None, None, "no_text", f"{where}: paper {paper_id}", bad_utf8)
+    return (paper_id, title, text, [], None, None, bad_utf8)
 
 
 def _record_rows(path: str, include_body: bool) -> Iterator[tuple]:
@@ -194,9 +211,10 @@ def build_s2orc_corpus(
     """Write the S2ORC papers of ``paths`` (files or globs) as ``documents/``; return and log counts.
 
     Counts: ``documents`` (written, one per paper id), ``records`` (records read, plus one per
-    file that broke off), ``bad_utf8`` (records with replaced bytes, kept), ``skipped_<reason>``
-    for each of S2ORC_SKIP_REASONS (``duplicate``: a paper id met again, its shorter text dropped)
-    and ``files_without_documents`` (files that gave no paper: logged, not an error).
+    file that broke off), ``bad_utf8`` (records with undecodable bytes or lone surrogates, replaced
+    and kept: :func:`_well_formed`), ``skipped_<reason>`` for each of S2ORC_SKIP_REASONS
+    (``duplicate``: a paper id met again, its shorter text dropped) and ``files_without_documents``
+    (files that gave no paper: logged, not an error).
     ``include_body=False`` keeps abstracts only.
     """
     files = expand_paths(paths)

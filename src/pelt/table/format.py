@@ -11,13 +11,18 @@ in RAM.  Every table therefore gets an Arrow IPC sidecar (``table.arrow``, uncom
 rows: an IPC file is its own in-memory layout, so :func:`pyarrow.memory_map` gives zero-copy numpy
 views, nothing is copied into RAM, and a lookup touches just the pages of the rows it reads (found
 by binary search over the sorted ids, so no id -> row dict of millions of Python strings either).
-The sidecar is trusted only as far as it is verified on open (one pass over both files, one batch at
-a time): it records the SHA-256 of the Parquet
-file's bytes, which must be the table's, and each record batch the SHA-256 of its bytes, which must be
-its own; a missing, stale or damaged sidecar (a copied or rewritten Parquet file, flipped bytes) is
-rebuilt from the Parquet file, row group by row group.  Where the table's folder is read-only the
-sidecar goes to a private cache folder (0700, the user's), named by that digest, never by anything
-the file says of itself.
+
+The sidecar is a copy, never a source: what a table holds is what its Parquet file holds. Its
+metadata (model digest, norm) is always read from the Parquet schema, and a sidecar is served only
+once its rows were found equal to the Parquet file's, compared batch by batch after decoding the
+Parquet file (the vectors bit for bit), or when it was rebuilt from that file here. Nothing a
+sidecar says of itself counts, digests included: whoever plants a sidecar can compute any digest
+of the Parquet file it sits beside. That comparison costs about what a rebuild does, so it is
+done once: a stamp in the user's private cache (0700) records that this pair of files was verified
+as they are now (:func:`_stat_key`), and later opens cost a stat of each. The same pass refuses
+vectors that are not finite. A missing, stale or damaged sidecar is rebuilt from the Parquet
+file, row group by row group; where the table's folder is read-only it goes to the private cache,
+named by the SHA-256 of the Parquet file's bytes, never by anything the file says of itself.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import stat
 import uuid
@@ -41,8 +47,6 @@ logger = logging.getLogger(__name__)
 REQUIRED_METADATA = ("model", "revision", "hidden_size", "representation", "max_seq_len", "norm")
 META_KEY = b"pelt"
 BUILD_KEY = b"pelt_build"
-SOURCE_KEY = b"pelt_parquet_sha256"  # sidecar schema: the digest of the Parquet file it was built from
-BATCH_KEY = b"pelt_sha256"  # sidecar record batch: the digest of the batch's own bytes
 CHUNK_ROWS = 16_384  # rows per Parquet row group / IPC record batch / merge step (~50 MB at H=768)
 
 # Optional columns, after the vectors: the ids a user may hold instead of the entity id.
@@ -88,11 +92,13 @@ def _check_metadata(metadata: Mapping[str, object], hidden_size: int) -> dict[st
     if missing:
         raise ValueError(f"table metadata lacks {missing}")
     try:
-        width, _ = int(metadata["hidden_size"]), float(metadata["norm"])  # type: ignore[arg-type]
+        width, norm = int(metadata["hidden_size"]), float(metadata["norm"])  # type: ignore[arg-type]
     except (TypeError, ValueError) as err:
         raise ValueError(f"metadata hidden_size or norm is not a number: {err}") from None
     if width != hidden_size:
         raise ValueError(f"metadata hidden_size {metadata['hidden_size']} != vector width {hidden_size}")
+    if not (math.isfinite(norm) and norm > 0):  # JSON has NaN and Infinity; every lookup would be scaled by it
+        raise ValueError(f"metadata norm {metadata['norm']!r} is not a finite positive number")
     return dict(metadata)
 
 
@@ -129,18 +135,19 @@ def _to_ipc(batch: pa.RecordBatch, ipc_schema: pa.Schema) -> pa.RecordBatch:
 
 
 def write_files(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
-    """Stream batches into the Parquet file, then its sidecar; each appears (atomically) only when complete."""
+    """Stream batches into the Parquet file, then its sidecar; each appears (atomically) only when complete,
+    and neither when a vector is not finite (checked as the sidecar is built)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_parquet = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         with pq.ParquetWriter(tmp_parquet, schema, compression="zstd") as pw:
             for batch in batches:
                 pw.write_batch(batch, row_group_size=CHUNK_ROWS)
-        _write_sidecar(sidecar_path(path), tmp_parquet, file_digest(tmp_parquet))
+        _write_sidecar(sidecar_path(path), tmp_parquet, path)
         os.replace(tmp_parquet, path)
     finally:
         tmp_parquet.unlink(missing_ok=True)
-    _remember_verified(path, sidecar_path(path))  # built from these very bytes
+    _remember_verified(_stat_key(path, sidecar_path(path)))  # built from these very bytes
 
 
 def write_table(
@@ -187,8 +194,6 @@ def write_table(
         for lo in range(0, len(order), CHUNK_ROWS):
             rows = order[lo : lo + CHUNK_ROWS]
             sums = vector_sum[rows]
-            if not np.isfinite(sums).all():  # checked by chunk: no N x H temporary
-                raise ValueError("write_table: vector_sum holds NaN or inf")
             chunk_ids = [c[lo : lo + CHUNK_ROWS] for c in id_columns]
             yield record_batch(schema, ids[lo : lo + CHUNK_ROWS], sums, n_sentences[rows], frequency[rows], chunk_ids)
 
@@ -230,7 +235,8 @@ def _check_sorted_unique(ids: pa.Array | pa.ChunkedArray) -> None:
 
 
 def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes: what binds a sidecar to its table (and names it in the cache)."""
+    """SHA-256 of a file's bytes: the name of a table's sidecar in the private cache, and the build id of a
+    Parquet file written without one (:attr:`pelt.table.lookup.EntityTable.build_id`)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
@@ -238,14 +244,28 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _batch_digest(batch: pa.RecordBatch) -> bytes:
-    """SHA-256 of a batch's IPC bytes, which are the same written and memory-mapped back."""
-    return hashlib.sha256(batch.serialize()).hexdigest().encode()
+def _check_finite(table: Path, batch: pa.RecordBatch, first_row: int) -> None:
+    """ValueError, in one line naming the rows (and their ids), if a vector of ``batch`` (rows from
+    ``first_row`` of ``table``) holds NaN or inf or is null: every lookup of such a row would be NaN.
+    Vectorised over the batch, in the pass that builds or verifies a sidecar: a stamped open pays nothing."""
+    vectors = batch.column("vector_sum")
+    width = vectors.type.list_size
+    # A null vector reads back from Parquet as null values, NaN here.
+    values = vectors.values.slice(vectors.offset * width, len(vectors) * width).to_numpy(zero_copy_only=False)
+    bad = ~np.isfinite(values.reshape(-1, width)).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        ids = batch.column("entity_id").take(rows[:5]).to_pylist()
+        named = ", ".join(f"{first_row + r} ({i!r})" for r, i in zip(rows, ids))
+        more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+        raise ValueError(f"table {table}: vector_sum is NaN, inf or null in rows {named}{more}")
 
 
-def memory_map_table(path: Path) -> pa.ipc.RecordBatchFileReader:
-    """The rows of ``table.parquet``, memory-mapped from its sidecar, (re)building the sidecar when missing,
-    stale or damaged; the one way in for readers, so that none of them ever decodes the Parquet pages."""
+def memory_map_table(path: Path) -> tuple[pa.Schema, pa.ipc.RecordBatchFileReader]:
+    """The Parquet schema of ``table.parquet`` (whose metadata is the table's) and its rows, memory-mapped
+    from a sidecar holding the Parquet file's rows: one stamped as verified, one verified now, or one
+    (re)built from the Parquet file; the one way in for readers, so that none of them ever decodes the
+    Parquet pages but to verify or build a sidecar."""
     if not path.exists():
         raise FileNotFoundError(f"entity table {path} does not exist")
     try:
@@ -255,16 +275,24 @@ def memory_map_table(path: Path) -> pa.ipc.RecordBatchFileReader:
     check_table_schema(path, schema)
     verified = _verified_before(path)
     if verified is not None:
-        return pa.ipc.open_file(pa.memory_map(str(verified)))
-    digest = file_digest(path)
-    for candidate in (sidecar_path(path), _cache_dir() / f"{digest}.arrow"):
-        reader = _open_sidecar(candidate, digest)
-        if reader is not None:
-            _remember_verified(path, candidate)
-            return reader
-    reader, sidecar = _rebuild_sidecar(path, digest)
-    _remember_verified(path, sidecar)
-    return reader
+        return schema, pa.ipc.open_file(pa.memory_map(str(verified)))
+    candidates = []
+    for candidate in _sidecars(path):
+        found = _open_sidecar(candidate, path, schema)
+        if found is not None:
+            _remember_verified(found[1])
+            return schema, found[0]
+        candidates.append(candidate)
+    reader, key = _rebuild_sidecar(path, candidates)
+    _remember_verified(key)
+    return schema, reader
+
+
+def _sidecars(path: Path) -> Iterator[Path]:
+    """Where a sidecar of ``path`` may be: beside it, then in the private cache (the Parquet file is
+    hashed for that name only when the first is not the one)."""
+    yield sidecar_path(path)
+    yield _cache_dir() / f"{file_digest(path)}.arrow"
 
 
 def _stat_key(*paths: Path) -> str:
@@ -278,12 +306,14 @@ def _stat_key(*paths: Path) -> str:
 
 
 def _stamps() -> Path:
-    return _cache_dir().parent / "verified"
+    """The stamps of verified pairs. Not ``verified/``, whose stamps (from before sidecars were compared
+    with their Parquet file) vouch only for digests that a sidecar declared of itself."""
+    return _cache_dir().parent / "verified-rows"
 
 
 def _verified_before(path: Path) -> Path | None:
-    """The sidecar this table was verified with (both files hashed) and neither has changed since:
-    hashing a table of millions of rows on every open would cost minutes."""
+    """The sidecar this table was verified with (its rows compared with the Parquet file's) and neither
+    has changed since: decoding a table of millions of rows on every open would cost minutes."""
     stamps = _stamps()
     if not stamps.is_dir() or not _private(stamps):
         return None
@@ -293,13 +323,14 @@ def _verified_before(path: Path) -> Path | None:
     return None
 
 
-def _remember_verified(path: Path, sidecar: Path) -> None:
-    """A stamp, in the private cache, that ``sidecar`` was verified against ``path`` as they are now."""
+def _remember_verified(key: str) -> None:
+    """A stamp, in the private cache, that a sidecar was verified against its table as they were at
+    ``key`` (taken before verifying: a file changed since then no longer matches it)."""
     try:
         _private_folder(_stamps())
-        (_stamps() / _stat_key(path, sidecar)).touch()
+        (_stamps() / key).touch()
     except OSError as err:
-        logger.info("cannot remember that %s was verified (%s): the next open verifies it again", path, err)
+        logger.info("cannot remember that a table was verified (%s): the next open verifies it again", err)
 
 
 def _cache_dir() -> Path:
@@ -316,43 +347,71 @@ def _private(folder: Path) -> bool:
     return True
 
 
-def _open_sidecar(path: Path, digest: str) -> pa.ipc.RecordBatchFileReader | None:
-    """The sidecar at ``path`` if it was built from the Parquet file of ``digest`` and no byte of its
-    batches changed since; None (logged) if it is absent, in a folder others can write, stale or damaged."""
-    if not path.exists():
+def _open_sidecar(sidecar: Path, path: Path, schema: pa.Schema) -> tuple[pa.ipc.RecordBatchFileReader, str] | None:
+    """The sidecar at ``sidecar`` and the stamp key of the pair, if its rows are those of the Parquet file
+    ``path``; None (logged) if it is absent, in a cache folder others can write, stale or damaged.
+    ValueError if the Parquet file's vectors are not finite."""
+    if not sidecar.exists():
         return None
-    if path.parent == _cache_dir() and not _private(path.parent):
-        logger.warning("table cache %s is not private (0700, yours): not used", path.parent)
+    if sidecar.parent == _cache_dir() and not _private(sidecar.parent):
+        logger.warning("table cache %s is not private (0700, yours): not used", sidecar.parent)
         return None
     try:
-        reader = pa.ipc.open_file(pa.memory_map(str(path)))
-        if (reader.schema.metadata or {}).get(SOURCE_KEY) != digest.encode():
-            logger.info("table sidecar %s is stale; rebuilding it", path)
-            return None
-        for i in range(reader.num_record_batches):
-            batch, custom = reader.get_batch_with_custom_metadata(i)
-            if custom is None or custom.get(BATCH_KEY) != _batch_digest(batch):
-                logger.warning("table sidecar %s: record batch %d is damaged; rebuilding it", path, i)
-                return None
+        key = _stat_key(path, sidecar)  # before reading: a change during the comparison misses the stamp
+        reader = pa.ipc.open_file(pa.memory_map(str(sidecar)))
+        if _same_rows(reader, path, schema):
+            return reader, key
+        logger.warning("table sidecar %s does not hold the rows of %s; rebuilding it", sidecar, path)
     except (pa.ArrowException, OSError) as err:
-        logger.warning("unreadable table sidecar %s (%s); rebuilding it", path, err)
-        return None
-    return reader
+        logger.warning("unreadable table sidecar %s (%s); rebuilding it", sidecar, err)
+    return None
 
 
-def _write_sidecar(target: Path, parquet: Path, digest: str) -> None:
-    """The sidecar of the Parquet file of ``digest``: its rows, each batch with the digest of its bytes."""
+def _same_rows(reader: pa.ipc.RecordBatchFileReader, path: Path, schema: pa.Schema) -> bool:
+    """Whether the sidecar's columns and record batches are the Parquet file's, batch for batch as
+    :func:`_write_sidecar` writes them, the vectors bit for bit (Arrow's equality takes -0.0 for 0.0)."""
+    ipc_schema = _ipc_schema(schema)
+    if not reader.schema.equals(ipc_schema):
+        return False
+    batches = rows = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
+        batch = _to_ipc(batch, ipc_schema)
+        _check_finite(path, batch, rows)
+        if batches >= reader.num_record_batches or not _same_batch(reader.get_batch(batches), batch):
+            return False
+        batches, rows = batches + 1, rows + batch.num_rows
+    return batches == reader.num_record_batches
+
+
+def _same_batch(got: pa.RecordBatch, want: pa.RecordBatch) -> bool:
+    """Whether two batches of one schema hold the same rows, the vectors compared as bits."""
+    if got.num_rows != want.num_rows:
+        return False
+    for name in want.schema.names:
+        a, b = got.column(name), want.column(name)
+        if name == "vector_sum":
+            a, b = (c.flatten().to_numpy(zero_copy_only=False).view(np.uint32) for c in (a, b))
+            if not np.array_equal(a, b):
+                return False
+        elif not a.equals(b):
+            return False
+    return True
+
+
+def _write_sidecar(target: Path, parquet: Path, table: Path) -> None:
+    """The sidecar of the Parquet file ``parquet`` (the table ``table``, named in errors): its schema and
+    rows, batch by batch; ValueError if a vector is not finite."""
     pf = pq.ParquetFile(parquet)
-    metadata = dict(pf.schema_arrow.metadata or {})
-    metadata.setdefault(BUILD_KEY, uuid.uuid4().hex.encode())
-    metadata[SOURCE_KEY] = digest.encode()
-    ipc_schema = _ipc_schema(pf.schema_arrow.with_metadata(metadata))
+    ipc_schema = _ipc_schema(pf.schema_arrow)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
+        rows = 0
         with pa.ipc.new_file(tmp, ipc_schema) as writer:
             for batch in pf.iter_batches(batch_size=CHUNK_ROWS):
                 batch = _to_ipc(batch, ipc_schema)
-                writer.write_batch(batch, custom_metadata={BATCH_KEY: _batch_digest(batch)})
+                _check_finite(table, batch, rows)
+                writer.write_batch(batch)
+                rows += batch.num_rows
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -367,18 +426,19 @@ def _private_folder(cache: Path) -> None:
         raise OSError(f"{cache} is not private (0700, yours)")
 
 
-def _rebuild_sidecar(path: Path, digest: str) -> tuple[pa.ipc.RecordBatchFileReader, Path]:
-    """Stream a Parquet table into a fresh sidecar (beside it, or in the private cache if that is read-only)."""
+def _rebuild_sidecar(path: Path, targets: Sequence[Path]) -> tuple[pa.ipc.RecordBatchFileReader, str]:
+    """Stream a Parquet table into a fresh sidecar at the first of ``targets`` that can be written (beside
+    it, or in the private cache if that is read-only); the sidecar's reader and the stamp key of the pair."""
     _check_sorted_unique(pq.read_table(path, columns=["entity_id"]).column(0))
     cache = _cache_dir()
-    for target in (sidecar_path(path), cache / f"{digest}.arrow"):
+    for target in targets:
         try:
             if target.parent == cache:
                 _private_folder(cache)
-            _write_sidecar(target, path, digest)
+            _write_sidecar(target, path, path)
         except OSError as err:  # read-only directory or file system
             logger.warning("cannot write table sidecar %s (%s); trying the private cache", target, err)
             continue
         logger.info("built table sidecar %s", target)
-        return pa.ipc.open_file(pa.memory_map(str(target))), target
+        return pa.ipc.open_file(pa.memory_map(str(target))), _stat_key(path, target)
     raise OSError(f"no writable place for the sidecar of {path}")

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pelt.table.format import BUILD_KEY, META_KEY, memory_map_table
+from pelt.table.format import BUILD_KEY, META_KEY, file_digest, memory_map_table
 from pelt.table.hub import download_table
 from pelt.table.merge import FrequencyRule, write_merged
 from pelt.table.model_check import model_mismatch
@@ -123,14 +123,16 @@ def _prefix_keys(strings: pa.LargeStringArray) -> np.ndarray:
 class EntityTable:
     """A read-only, memory-mapped entity table; see :mod:`pelt.table.format` for the storage choice."""
 
-    def __init__(self, path: Path, reader: pa.ipc.RecordBatchFileReader):
+    def __init__(self, path: Path, parquet_schema: pa.Schema, reader: pa.ipc.RecordBatchFileReader):
+        """``reader``: the rows, from the sidecar; ``parquet_schema``: the table's metadata, from the Parquet
+        file alone (a sidecar's never counts, see :mod:`pelt.table.format`)."""
         self.path = path
         self.allow_other_weights = False  # check_model's default; see open()
         self._weights_checked: weakref.WeakSet[PreTrainedModel] = weakref.WeakSet()
         self._batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
         schema = self._schema = reader.schema
-        self.metadata: dict[str, object] = json.loads(schema.metadata[META_KEY])
-        self.build_id: str = schema.metadata[BUILD_KEY].decode()  # a digest of the content (see format.write_table)
+        self._parquet_metadata = parquet_schema.metadata
+        self.metadata: dict[str, object] = json.loads(self._parquet_metadata[META_KEY])
         self.hidden_size: int = schema.field("vector_sum").type.list_size
         self._starts = np.cumsum([0] + [b.num_rows for b in self._batches])
         self._ids = _SortedIds([b.column("entity_id") for b in self._batches])
@@ -149,7 +151,7 @@ class EntityTable:
         ``allow_other_weights``: the default of :meth:`check_model` for this table.
         """
         path = Path(path)
-        table = cls(path, memory_map_table(path))
+        table = cls(path, *memory_map_table(path))
         table.allow_other_weights = allow_other_weights
         return table
 
@@ -177,6 +179,13 @@ class EntityTable:
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    @functools.cached_property
+    def build_id(self) -> str:
+        """A digest of the content (see :func:`pelt.table.format.content_id`), which merging records; for a
+        Parquet file that another tool wrote without one, the SHA-256 of its bytes (hashed on first use)."""
+        recorded = self._parquet_metadata.get(BUILD_KEY)
+        return recorded.decode() if recorded is not None else file_digest(self.path)
 
     def __contains__(self, entity_id: object) -> bool:
         return isinstance(entity_id, str) and self._ids.find_one(entity_id) >= 0

@@ -158,3 +158,25 @@ def test_a_line_over_the_record_limit_is_skipped_unread(tmp_path: Path, monkeypa
     assert [r is None for r, _, _ in got] == [False, True, False] and "line over 1000 bytes" in got[1][2]
     path.write_bytes(b"{\n" + b" " * 2000 + b"}")  # a pretty-printed document over the limit
     assert [(r, w) for r, _, w in iter_s2orc_records(str(path))] == [(None, f"{path}: document over 1000 bytes")]
+
+
+def test_lone_surrogates_are_bad_utf8_and_two_ids_stay_two_papers(tmp_path: Path) -> None:
+    """A JSON ``\\ud800`` escape without its pair parses to a string no UTF-8 writer takes: the record is
+    counted as bad UTF-8; text gets U+FFFD, and an id the escape as written, so that two such ids stay
+    two papers (replaced by U+FFFD alike, one would be dropped as the other's duplicate)."""
+    path = tmp_path / "surrogates.jsonl"
+    path.write_text(
+        '{"paper_id": "p\\ud800", "title": "A \\udfff title", "abstract": "Lone \\ud800 here."}\n'
+        '{"paper_id": "p\\udc00", "abstract": "Another."}\n'
+        '{"paper_id": "p\\ud83d\\ude00", "abstract": "A pair is one character \\ud83d\\ude00."}\n',
+        encoding="ascii",
+    )
+    rows = list(_record_rows(str(path), include_body=True))
+    assert [(row[0], row[1], row[2], row[6]) for row in rows] == [
+        ("p\\ud800", "A \ufffd title", "Lone \ufffd here.", True),
+        ("p\\udc00", "", "Another.", True),
+        ("p\U0001f600", "", "A pair is one character \U0001f600.", False),
+    ]
+    for row in rows:
+        for value in row[:3]:
+            value.encode("utf-8")  # what Spark and Parquet need

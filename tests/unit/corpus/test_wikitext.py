@@ -863,6 +863,20 @@ def test_a_page_over_the_cap_is_cut_and_the_next_is_read(monkeypatch: pytest.Mon
     assert stats.cut_pages == ["Endless"] and "over 3000 characters" in stats.errors[0]
 
 
+def test_a_long_page_that_ends_is_cut_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page over the cap with its </page> (a 50 MB page against 32 Mi characters) is cut and counted
+    like an unclosed one, and the message says so, not that its </page> is missing."""
+    monkeypatch.setattr(pelt.corpus.wikipedia.dump, "MAX_PAGE_CHARS", 3000)
+    data = dump([PAGES[0], page_xml(5, "Huge", "x" * 10_000), PAGES[3]])
+    stats = DumpStats()
+    chunks = (data[i : i + 1000] for i in range(0, len(data), 1000))
+    assert [p.page_id for p in iter_pages_from_chunks(chunks, stats)] == [1, 4]
+    assert stats.cut_pages == ["Huge"] and stats.errors == [
+        "a <page> over 3000 characters (the most one page may hold): cut there, the rest of it skipped, "
+        "reading on from the next <page>"
+    ]
+
+
 def test_a_corrupt_block_is_skipped_by_every_reader(single_stream: Path, tmp_path: Path) -> None:
     data = bytearray(single_stream.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 16] = bytes(16)

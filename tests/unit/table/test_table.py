@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -127,23 +128,120 @@ def test_a_sidecar_is_used_only_when_it_verifies(table_path, tmp_path, sums, mon
         assert (cache.stat().st_mode & 0o777, (cache / "tables").stat().st_mode & 0o777) == (0o700, 0o700)
 
 
-def test_a_verified_table_is_not_hashed_again_until_a_file_changes(table_path, tmp_path, sums, monkeypatch):
-    """Hashing both files on every open would cost minutes for millions of rows: once verified, a
-    table opens from a stat of both (ctime, size, inode), and any change of either verifies again."""
+def test_a_verified_table_is_not_verified_again_until_a_file_changes(table_path, tmp_path, sums, monkeypatch):
+    """Comparing a sidecar with its Parquet file on every open would cost minutes for millions of rows:
+    once verified, a table opens from a stat of both (ctime, size, inode), and any change of either
+    verifies again."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    hashed = []
-    digest = pelt.table.format.file_digest
-    monkeypatch.setattr(pelt.table.format, "file_digest", lambda path: hashed.append(path) or digest(path))
+    compared = []
+    same_rows = pelt.table.format._same_rows
+    monkeypatch.setattr(pelt.table.format, "_same_rows", lambda *args: compared.append(args[1]) or same_rows(*args))
     for _ in range(3):
         np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
-    assert hashed == [table_path]  # the first open only
+    assert compared == [table_path]  # the first open only
     sidecar = sidecar_path(table_path)
     data = bytearray(sidecar.read_bytes())
     at = data.index(sums[1].tobytes())
     data[at : at + 64] = bytes(64)
     sidecar.write_bytes(data)  # same size, same inode: the ctime tells
     np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
-    assert hashed == [table_path, table_path]
+    assert compared == [table_path, table_path]
+
+
+def _forge_sidecar(parquet, vectors: np.ndarray, metadata: dict) -> None:
+    """A sidecar of other rows and metadata, beside an untouched Parquet file, with every digest a sidecar
+    could carry consistent: that of the Parquet file's bytes and of each batch's own bytes."""
+    rows = pq.read_table(parquet)
+    ids = rows.schema.field("entity_id").with_type(pa.large_string())
+    rows = rows.set_column(0, ids, rows.column("entity_id").cast(pa.large_string()))
+    flat = pa.array(vectors.astype(np.float32).ravel())
+    rows = rows.set_column(3, rows.schema.field("vector_sum"), pa.FixedSizeListArray.from_arrays(flat, H))
+    schema_metadata = {
+        **rows.schema.metadata,
+        b"pelt": json.dumps(metadata).encode(),
+        b"pelt_parquet_sha256": pelt.table.format.file_digest(parquet).encode(),
+    }
+    rows = rows.replace_schema_metadata(schema_metadata)
+    with pa.ipc.new_file(sidecar_path(parquet), rows.schema) as writer:
+        for batch in rows.to_batches():
+            digest = hashlib.sha256(batch.serialize()).hexdigest().encode()
+            writer.write_batch(batch, custom_metadata={b"pelt_sha256": digest})
+
+
+def test_a_forged_sidecar_is_never_served(table_path, tmp_path, sums, monkeypatch):
+    """The table is its Parquet file: a sidecar planted beside it, self-consistent digests and all,
+    gives neither its vectors nor its metadata (model digest, norm), which would defeat the model
+    check; its rows are compared with the Parquet file's, and its metadata is never read."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    forged_meta = {**META, "model": "other/model", "model_digest": "f" * 64, "norm": 1.0}
+    _forge_sidecar(table_path, np.full_like(sums, -999.0), forged_meta)
+    table = EntityTable.open(table_path)
+    np.testing.assert_array_equal(table.vector_sums(sorted(IDS)), sums[np.argsort(IDS)])
+    assert table.metadata == META and table.norm == 7.0
+    rebuilt = pa.ipc.open_file(sidecar_path(table_path)).read_all().column("vector_sum")
+    assert rebuilt.to_pylist() == sums[np.argsort(IDS)].tolist()  # rebuilt from the Parquet file
+    # the Parquet file's very rows with other metadata: the rows may be served, the metadata never
+    _forge_sidecar(table_path, sums[np.argsort(IDS)], forged_meta)
+    table = EntityTable.open(table_path)
+    assert table.metadata == META and table.build_id == pq.read_schema(table_path).metadata[b"pelt_build"].decode()
+    # the vectors compared bit for bit: a zero made -0.0 is not the Parquet file's
+    zeroed = sums.copy()
+    zeroed[:, 0] = 0.0
+    write_table(table_path, IDS, zeroed, [1] * 5, [1] * 5, META)
+    flipped = zeroed[np.argsort(IDS)]
+    flipped[:, 0] = -0.0
+    _forge_sidecar(table_path, flipped, META)
+    assert not np.signbit(EntityTable.open(table_path).vector_sums(IDS)[:, 0]).any()
+
+
+def test_a_table_written_without_a_build_id_is_named_by_its_bytes(table_path, tmp_path):
+    """Merging records its inputs' build ids; a Parquet file another tool wrote without one gets the
+    SHA-256 of its bytes, the same at every open (not an id a sidecar made up)."""
+    rows = pq.read_table(table_path)
+    path = tmp_path / "foreign" / "table.parquet"
+    path.parent.mkdir()
+    pq.write_table(rows.replace_schema_metadata({b"pelt": rows.schema.metadata[b"pelt"]}), path)
+    sidecar_path(path).unlink(missing_ok=True)
+    first = EntityTable.open(path).build_id
+    sidecar_path(path).unlink()
+    assert first == EntityTable.open(path).build_id == pelt.table.format.file_digest(path)
+
+
+def test_non_finite_vectors_or_norm_are_refused_on_open(table_path, tmp_path, sums, monkeypatch):
+    """write_table refuses NaN, and so does open, whoever wrote the file: a vector with NaN or inf, a
+    null vector, or a norm that is NaN, infinite or not positive is one line naming the rows or the
+    norm, with the sidecar beside it or without, and no sidecar is built."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rows = pq.read_table(table_path)
+    ordered = sums[np.argsort(IDS)]  # the rows as stored: Ada_Lovelace, Paris, Star Trek: Voyager, ...
+    path = tmp_path / "bad" / "table.parquet"
+    path.parent.mkdir()
+    for value in (np.nan, np.inf, -np.inf):
+        bad = ordered.copy()
+        bad[[1, 2], 3] = value
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(bad.ravel()), H)
+        pq.write_table(rows.set_column(3, rows.schema.field("vector_sum"), vectors), path)
+        for with_sidecar in (False, True):
+            if with_sidecar:
+                _forge_sidecar(path, bad, META)
+            with pytest.raises(ValueError) as err:
+                EntityTable.open(path)
+            assert str(err.value) == (
+                f"table {path}: vector_sum is NaN, inf or null in rows 1 ('Paris'), 2 ('Star Trek: Voyager')"
+            )
+            assert sidecar_path(path).exists() == with_sidecar and not (tmp_path / "cache" / "pelt" / "tables").exists()
+        sidecar_path(path).unlink()
+    vectors = pa.array([None, *ordered[1:].tolist()], pa.list_(pa.float32(), H))
+    pq.write_table(rows.set_column(3, pa.field("vector_sum", vectors.type), vectors), path)
+    with pytest.raises(ValueError, match=r"^table .*: vector_sum is NaN, inf or null in rows 0 \('Ada_Lovelace'\)$"):
+        EntityTable.open(path)
+    for norm in (float("nan"), float("inf"), 0.0, -7.0):
+        meta = json.dumps({**META, "norm": norm}).encode()
+        pq.write_table(rows.replace_schema_metadata({**rows.schema.metadata, b"pelt": meta}), path)
+        with pytest.raises(ValueError, match=rf"^{path} is not a valid .*: metadata norm {norm!r} is not a finite"):
+            EntityTable.open(path)
+        with pytest.raises(ValueError, match="is not a finite positive number"):
+            write_table(tmp_path / "t.parquet", IDS, sums, [1] * 5, [1] * 5, {**META, "norm": norm})
 
 
 def test_crafted_metadata_is_one_clear_error(tmp_path, sums, monkeypatch):

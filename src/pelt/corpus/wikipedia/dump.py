@@ -254,7 +254,11 @@ def _resynced(pieces: Iterable[str | Gap], stats: DumpStats, root: str) -> Itera
             parser, piece, seeking = _PageParser(stats, root), seeking[at:], ""
         yield parser, piece
         if parser.over_cap:
-            stats.errors.append(f"a <page> over {MAX_PAGE_CHARS} characters: no </page>?")
+            # Whether its </page> would have come is unknown: a huge page and an unclosed one look alike here.
+            stats.errors.append(
+                f"a <page> over {MAX_PAGE_CHARS} characters (the most one page may hold): cut there, "
+                "the rest of it skipped, reading on from the next <page>"
+            )
             parser.cut(stats.errors[-1])
             parser.abandoned = True
             parser = None
