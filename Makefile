@@ -29,7 +29,8 @@ demo: $(STAMP)
 	$(BIN)/snakemake --cores all
 
 # Two workers: most tests wait on a JVM or a workflow run with one core idle (tests/conftest.py
-# says which tests go together).
+# says which tests go together). The real data samples come from $PELT_TEST_DATA or ../shared/data,
+# else are fetched once into ~/.cache/pelt/test-data (tests/real_data.py, docs/testing.md#test-data).
 test: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -n 2
 

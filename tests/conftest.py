@@ -1,19 +1,20 @@
-"""Shared fixtures: one SparkSession for the whole run, and the real data samples."""
+"""Shared fixtures: one SparkSession for the whole run, and the real data samples (tests/real_data.py)."""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import real_data
 
 # Tiny random RoBERTa / BERT / BART masked LMs, built once per session (tests/tiny_models.py), and
 # the demo workflow run once per session (tests/demo_run.py).
 pytest_plugins = ["tiny_models", "demo_run"]
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 # Fixtures that cost minutes: a test that needs one, even through another fixture, is `slow`.
 SLOW_FIXTURES = {"finished", "spark"}
 
@@ -87,11 +88,21 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """``../shared/data``; a test that needs it fails loudly when it is missing."""
-    if not (SHARED_DATA / "README.md").exists():
-        pytest.fail(f"real data samples not found at {SHARED_DATA} (expected ../shared/data beside the repo)")
-    return SHARED_DATA
+def shared_data() -> Iterator[Path]:
+    """The folder of the real data samples (tests/real_data.py: ``$PELT_TEST_DATA``, ``../shared/data``, or
+    the user's cache, filled from the files' pinned public sources). Where no source gives them, every
+    test that needs them fails with one line saying what is missing and how to get it: a failure, not
+    a skip, so that a run without the data cannot pass for a run of every test. While it is in use, a
+    test that reads a file without a public copy that the folder lacks fails with that line (the
+    others run), and one that opens a file of the folder that tests/real_data.tsv does not list fails,
+    since a machine without ../shared/data would not have it."""
+    files = real_data.read_manifest()
+    try:
+        root = real_data.locate(files)
+    except real_data.MissingTestData as err:  # pytest.fail's, with the line alone (not chained to err)
+        raise pytest.fail.Exception(str(err), pytrace=False) from None
+    with real_data.guard(root, files):
+        yield root
 
 
 @pytest.fixture(scope="session")

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import http.server
-import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 from demo_run import REPO, snakemake, write_config
+from loopback import serve
 
 from pelt.download import download, dump_checksum, extract_zip
 from pelt.tasks.mlama.data import fact_files
@@ -21,49 +20,10 @@ DATA = bytes(range(256)) * 4096  # 1 MiB
 SHA1 = hashlib.sha1(DATA).hexdigest()
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """Serves ``server.files``; honours ``Range: bytes=N-`` unless ``server.ignore_range``; sends
-    only ``server.cut`` bytes of a body (then closes) when set, as a dropped connection would."""
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        server = self.server
-        server.requests.append((self.path, self.headers.get("Range")))
-        body = server.files.get(self.path.lstrip("/"))
-        if body is None:
-            self.send_error(404)
-            return
-        start = 0
-        ranged = self.headers.get("Range")
-        if ranged and not server.ignore_range:
-            start = int(ranged.removeprefix("bytes=").rstrip("-"))
-            if start >= len(body):
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{len(body)}")
-                self.end_headers()
-                return
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(len(body) - start))
-        self.end_headers()
-        payload = body[start:]
-        self.wfile.write(payload if server.cut is None else payload[: server.cut])
-
-    def log_message(self, *args) -> None:  # keep the test output clean
-        pass
-
-
 @pytest.fixture
 def server():
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.files, httpd.requests, httpd.ignore_range, httpd.cut = {"dump.bz2": DATA}, [], False, None
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with serve({"dump.bz2": DATA}) as httpd:
+        yield httpd
 
 
 def test_download_verifies_and_names_the_file_when_complete(server, tmp_path):
