@@ -266,12 +266,13 @@ def test_truncated_bz2_keeps_pages_before_the_break(caplog: pytest.LogCaptureFix
     assert "dump read stopped after 2 pages" in caplog.text
 
 
-def test_malformed_xml_keeps_pages_before_the_error() -> None:
+def test_malformed_xml_costs_only_its_page() -> None:
     broken = PAGES[:2] + ["<page><title>Bad</title><<oops>\n"] + PAGES[2:]
     stats = DumpStats()
     pages = list(iter_dump_pages(io.BytesIO(dump(broken)), stats))
-    assert [p.page_id for p in pages] == [1, 2]
-    assert len(stats.errors) == 1 and "ParseError" in stats.errors[0]
+    assert [p.page_id for p in pages] == [1, 2, 3, 4]  # it used to stop the read: pages 3 and 4 were lost
+    assert len(stats.bad_pages) == 1 and "'Bad'" in stats.bad_pages[0] and "malformed XML" in stats.bad_pages[0]
+    assert stats.errors == [] and stats.pages_started == 5
 
 
 def test_bytes_that_are_not_utf8_are_replaced_counted_and_every_page_kept(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import html
 import logging
 import os
 import re
@@ -41,10 +42,12 @@ class DumpPage:
 class DumpStats:
     """What a dump reader saw; a generator cannot return it, so the caller passes one in.
 
-    ``errors`` holds one message per read or parse error (truncated or corrupt bz2, malformed XML, a
-    page that never ends). A corrupt bz2 block and an endless page are skipped, reading going on at
-    the next block or ``<page>``; any other error stops the read, every page completed before it
-    having been yielded. What was lost is counted where it can be known: the page cut
+    ``errors`` holds one message per read error (truncated or corrupt bz2, a page that never ends, a
+    file whose XML ends early). A corrupt bz2 block and an endless page are skipped, reading going on
+    at the next block or ``<page>``; any other error stops the read, every page completed before it
+    having been yielded. A page whose XML cannot be read is no error: it is one of ``bad_pages``,
+    named by title and id with the characters skipped (``skipped_chars`` sums them).
+    What was lost is counted where it can be known: the page cut
     (``cut_pages``) and the compressed bytes skipped or never read (``bytes_unread``). Pages wholly
     inside those bytes are counted only where a multistream index says how many there were
     (``pages_unread``); elsewhere nothing does.
@@ -60,6 +63,7 @@ class DumpStats:
     trailing_bytes: int = 0  # bytes after the last bz2 stream that are not bz2 (appended garbage), not read
     bad_utf8: int = 0  # bytes that were not UTF-8, each replaced by U+FFFD
     bad_xml_chars: int = 0  # characters (or character references) XML forbids, each replaced by U+FFFD
+    skipped_chars: int = 0  # characters of the bad pages, skipped
 
 
 # Bytes that are not UTF-8, as the surrogateescape error handler keeps them (U+DC80..U+DCFF).
@@ -70,7 +74,9 @@ _ESCAPED_BYTES = re.compile("[\udc80-\udcff]")
 _BAD_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # References are judged by value, not spelling: ``&#00000000001;`` is U+0001 to the parser too.
 _CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));")
-_PARTIAL_REF = re.compile(r"&(?:#([xX]?)0*([0-9a-fA-F]*))?\Z")
+# The tail of a reference cut by the chunk boundary, after its "&": matched from the last "&" only (a
+# reference holds no other), with one unbounded run, so that a run of digits costs its length once.
+_PARTIAL_REF = re.compile(r"(?:#([xX]?)([0-9a-fA-F]*))?")
 
 
 def _xml_char(code: int) -> bool:
@@ -83,12 +89,19 @@ def _bad_ref(match: re.Match[str]) -> str:
     return match.group() if _xml_char(code) else "\ufffd"
 
 
-def _held_ref(partial: re.Match[str]) -> str:
+def _partial_ref(text: str) -> int:
+    """Where a character reference cut by the end of ``text`` begins, or -1."""
+    at = text.rfind("&")
+    return at if at != -1 and _PARTIAL_REF.fullmatch(text, at + 1) else -1
+
+
+def _held_ref(partial: str) -> str:
     """A reference cut by the chunk boundary, in few characters whatever its padding: its leading zeros
     dropped, and its digits past the 9th, which no character's reference has."""
-    if partial.group(0) == "&" or partial.group(0) == "&#" + partial.group(1):
-        return partial.group(0)
-    return f"&#{partial.group(1)}0{partial.group(2)[:9]}"
+    if partial in ("&", "&#", "&#x", "&#X"):
+        return partial
+    x = partial[2] if partial[2] in "xX" else ""
+    return f"&#{x}0{partial[2 + len(x) :].lstrip('0')[:9]}"
 
 
 def _xml_safe(text: str, stats: DumpStats) -> str:
@@ -121,16 +134,21 @@ def _decoded(chunks: Iterable[bytes | Gap], stats: DumpStats) -> Iterator[str | 
         text, n = _ESCAPED_BYTES.subn("\ufffd", decoder.decode(chunk, final=not chunk))
         stats.bad_utf8 += n
         text = held + text
-        partial = _PARTIAL_REF.search(text) if chunk else None
-        held = _held_ref(partial) if partial else ""
-        text = _xml_safe(text[: partial.start()] if partial else text, stats)
+        at = _partial_ref(text) if chunk else -1
+        held = _held_ref(text[at:]) if at != -1 else ""
+        text = _xml_safe(text[:at] if at != -1 else text, stats)
         if text:
             yield text
 
 
 def _with_end(chunks: Iterable[bytes | Gap]) -> Iterator[bytes | Gap]:
-    """The non-empty chunks, then one empty chunk: the decoder's end of input."""
-    yield from (chunk for chunk in chunks if chunk)
+    """The non-empty chunks, cut to CHUNK bytes (a bz2 block of one repeated byte decodes to 45 MB,
+    which as text of 4-byte characters would be 180), then one empty chunk: the decoder's end of input."""
+    for chunk in chunks:
+        if isinstance(chunk, Gap):
+            yield chunk
+        else:
+            yield from (chunk[at : at + CHUNK] for at in range(0, len(chunk), CHUNK))
     yield b""
 
 
@@ -169,126 +187,212 @@ def _page_from_element(elem: ET.Element) -> DumpPage:
 # Characters buffered for one page: Wikipedia's largest wikitext is 2 MiB, escaped at most ~6x in XML.
 # A page that runs past this (an unclosed <page> or <text>) is cut and counted, and memory stays bounded.
 MAX_PAGE_CHARS = 32 << 20
+# Elements in one page: a real page has about 20; ``<a/>`` repeated would make 8 Mi of them within the
+# character cap, some 700 MB of objects.
+MAX_PAGE_ELEMENTS = 10_000
+# Text held for a page's parser before it is fed: as much as was fed before, from 64 KiB to 1 MiB. expat
+# (before 2.6) scans a token it has not seen the end of (a comment, a tag) again from its start at each
+# feed, so a feed per chunk would make a long one quadratic; feeds that double make it linear up to 1 MiB.
+_MIN_FEED, _MAX_FEED = 1 << 16, 1 << 20
+# The start of a page kept to name it when its XML cannot be read: its <title> and <id> come first.
+_HEAD_CHARS = 4096
+_HEAD_TITLE = re.compile(r"<title>([^<]*)</title>")
+_HEAD_ID = re.compile(r"<id>\s*([0-9]+)\s*</id>")
+# The tags the page scanner acts on. Dumps escape "<" in text, so they occur only as tags; nothing else
+# of the XML between pages is parsed (or kept).
+_MARKER = re.compile(r"<(/?page|/mediawiki)>")
+_CARRY = len("</mediawiki>") - 1  # a marker cut by the chunk boundary is found with the next chunk
+_OVER_CAP = (
+    "a <page> over {} characters (the most one page may hold): cut there, the rest of it skipped, "
+    "reading on from the next <page>"
+)
 
 
-class _PageParser:
-    """One XMLPullParser over a run of the dump's text, the ``<page>`` elements it has open, and the
-    characters fed since the latest one started; a new one takes over after a gap or an over-long page."""
+class _Page:
+    """One ``<page>`` being read: its own XML parser, fed as its text arrives, so that damage in it
+    (an undefined entity, a stray ``<``, a malformed tag) costs this page and no other."""
 
-    def __init__(self, stats: DumpStats, root: str | None) -> None:
+    def __init__(self) -> None:
+        self.parser: ET.XMLPullParser | None = ET.XMLPullParser(events=("start",))
+        self.root: ET.Element | None = None  # the <page> element, once parsed
+        self.head = ""  # the first _HEAD_CHARS characters: its title and id, should its XML fail
+        self.chars = 0
+        self.pending: list[str] = []  # text not yet fed to the parser
+        self.pending_chars = 0
+        self.elements = 0
+        self.error: str | None = None  # why its XML cannot be read; the rest of it is skipped
+        self.counted = False  # cut at the character cap, and counted there
+
+    def feed(self, text: str) -> None:
+        self.chars += len(text)
+        if len(self.head) < _HEAD_CHARS:
+            self.head += text[: _HEAD_CHARS - len(self.head)]
+        if self.parser is None:
+            return
+        self.pending.append(text)
+        self.pending_chars += len(text)
+        if self.pending_chars >= min(max(self.chars - self.pending_chars, _MIN_FEED), _MAX_FEED):
+            self.flush()
+
+    def flush(self) -> None:
+        """Feed the parser what is held; on an error, drop it: the rest of the page is skipped."""
+        text, self.pending, self.pending_chars = "".join(self.pending), [], 0
+        if self.parser is None:
+            return
+        try:
+            self.parser.feed(text)
+            for _, elem in self.parser.read_events():
+                self.root = elem if self.root is None else self.root
+                self.elements += 1
+            if self.elements > MAX_PAGE_ELEMENTS:
+                self.error = f"more than {MAX_PAGE_ELEMENTS} elements"
+        except ET.ParseError as exc:
+            self.error = f"malformed XML ({exc})"
+        if self.error is not None:
+            self.parser = None
+
+    def name(self) -> str:
+        """Its title, as its first characters give it ("?" if they do not)."""
+        title = _HEAD_TITLE.search(self.head)
+        return html.unescape(title.group(1)) if title else "?"
+
+    def label(self) -> str:
+        """Its title and id, for a count's detail."""
+        page_id = _HEAD_ID.search(self.head)
+        return f"{self.name()!r} (id {page_id.group(1) if page_id else '?'})"
+
+
+class _PageScanner:
+    """The dump's text cut into pages at their ``<page>`` and ``</page>`` tags, each parsed alone.
+
+    What stands between pages (the header, whitespace, comments, an element that is no page) is
+    scanned for the next ``<page>`` and dropped, so it costs neither memory nor the pages around it;
+    a page is cut at MAX_PAGE_CHARS. A page ends at its ``</page>``, or, cut, where the next ``<page>``
+    starts; its XML, if it cannot be read, costs it alone (``bad_pages``, with the characters skipped).
+    """
+
+    def __init__(self, stats: DumpStats) -> None:
         self.stats = stats
-        self.parser = ET.XMLPullParser(events=("start", "end"))
-        self.root: ET.Element | None = None
-        self.opened: ET.Element | None = None  # the <page> started and not yet finished, if any
-        self.unclosed: list[ET.Element] = []  # pages cut by a <page> inside them: cleared as pages end
-        self.page_chars = 0
-        self.abandoned = False  # left at a gap or an over-long page: what follows goes to a new one
-        if root is not None:
-            self.parser.feed(f"<{root}>")
+        self.page: _Page | None = None
+        self.carry = ""  # the end of the text, not yet scanned as a marker may begin in it
+        self.ended = False  # </mediawiki> seen after the last page
 
     def feed(self, text: str) -> Iterator[DumpPage]:
-        self.parser.feed(text)
-        self.page_chars += len(text)
-        yield from self.drain()
+        text, self.carry, done = self.carry + text, "", 0
+        for marker in _MARKER.finditer(text):
+            tag = marker.group(1)
+            if self.page is not None and tag == "/page":
+                self.page.feed(text[done : marker.end()])
+                yield from self._finish(self.page)
+                done = marker.end()
+            elif tag == "page":
+                if self.page is not None:
+                    self.page.feed(text[done : marker.start()])
+                    self._cut(self.page, "a <page> started inside it (no </page>)")
+                self.stats.pages_started += 1
+                self.page, self.ended, done = _Page(), False, marker.end()
+                self.page.feed("<page>")
+            elif self.page is None and tag == "/mediawiki":
+                self.ended = True
+            self._capped()
+        keep = max(len(text) - _CARRY, done)
+        if self.page is not None:
+            self.page.feed(text[done:keep])
+            self._capped()
+        self.carry = text[keep:]
+
+    def gap(self) -> None:
+        """Bytes were lost: the page open is cut, what was carried is dropped."""
+        self.carry = ""
+        self.cut("the bytes after it did not decode")
 
     def cut(self, why: str) -> None:
-        """Count the open page, if any, as cut (its title, when the text read held it)."""
-        if self.opened is not None:
-            title = next((c.text or "?" for c in self.opened if _local(c.tag) == "title"), "?")
-            self.stats.cut_pages.append(title)
-            logger.error("page %r cut: %s", title, why)
-            self.opened = None
+        """Count the open page, if any: cut, or bad where its XML had failed."""
+        if self.page is not None:
+            self.page.feed(self.carry)
+            self.carry = ""
+            self._cut(self.page, why)
 
-    @property
-    def over_cap(self) -> bool:
-        return self.opened is not None and self.page_chars > MAX_PAGE_CHARS
+    def _cut(self, page: _Page, why: str) -> None:
+        self.page = None
+        page.flush()  # the text held may show its XML failed: a bad page, not a cut one
+        if page.error is not None:
+            self._bad(page)
+        elif not page.counted:
+            self.stats.cut_pages.append(page.name())
+            logger.error("page %r cut: %s", page.name(), why)
 
-    def drain(self) -> Iterator[DumpPage]:
-        for event, elem in self.parser.read_events():
-            if event == "start":
-                if self.root is None:
-                    self.root = elem
-                elif _local(elem.tag) == "page":
-                    self.stats.pages_started += 1
-                    if self.opened is not None:
-                        self.unclosed.append(self.opened)
-                        self.cut("a <page> started inside it (no </page>)")
-                    self.opened, self.page_chars = elem, 0
-                continue
-            if _local(elem.tag) != "page":
-                continue
-            self.opened = None
-            try:
-                page = _page_from_element(elem)
-            except ValueError as exc:
-                title = next((c.text for c in elem if _local(c.tag) == "title"), None)
-                self.stats.bad_pages.append(f"{title!r}: {exc}")
-                logger.warning("skipping malformed <page> %r: %s", title, exc)
-            else:
-                self.stats.pages += 1
-                yield page
-            for holder in (self.root, *self.unclosed):  # drop finished pages, or they all stay alive
-                holder.clear()
+    def _bad(self, page: _Page) -> None:
+        self.stats.bad_pages.append(f"{page.label()}: {page.error}, {page.chars} characters skipped")
+        self.stats.skipped_chars += page.chars
+        logger.warning("skipping <page> %s", self.stats.bad_pages[-1])
 
-
-def _resynced(pieces: Iterable[str | Gap], stats: DumpStats, root: str) -> Iterator[tuple[_PageParser, str]]:
-    """The text of each piece with the parser to feed it to: a new one, from the next ``<page>``, after
-    a gap (the page open at it is cut and counted, the gap's bytes too) or a page over MAX_PAGE_CHARS."""
-    parser: _PageParser | None = _PageParser(stats, root if root == "pages" else None)
-    seeking = ""  # text after a gap, until it shows a <page>
-    for piece in pieces:
-        if isinstance(piece, Gap):
-            stats.errors.append(f"Gap: {piece.reason}")
-            stats.bytes_unread += piece.end - piece.start
-            if parser is not None:
-                parser.cut(piece.reason)
-                parser.abandoned = True
-            parser = None
-            continue
-        if parser is None:
-            seeking += piece
-            at = seeking.find("<page>")
-            if at == -1:
-                seeking = seeking[-len("<page") :]
-                continue
-            parser, piece, seeking = _PageParser(stats, root), seeking[at:], ""
-        yield parser, piece
-        if parser.over_cap:
+    def _capped(self) -> None:
+        """The open page cut and counted if it has run past MAX_PAGE_CHARS: its parser is dropped, the
+        rest of it skipped as it comes."""
+        page = self.page
+        if page is not None and page.parser is not None and page.chars > MAX_PAGE_CHARS:
             # Whether its </page> would have come is unknown: a huge page and an unclosed one look alike here.
-            stats.errors.append(
-                f"a <page> over {MAX_PAGE_CHARS} characters (the most one page may hold): cut there, "
-                "the rest of it skipped, reading on from the next <page>"
-            )
-            parser.cut(stats.errors[-1])
-            parser.abandoned = True
-            parser = None
+            self.stats.errors.append(_OVER_CAP.format(MAX_PAGE_CHARS))
+            self.stats.cut_pages.append(page.name())
+            logger.error("page %r cut: %s", page.name(), self.stats.errors[-1])
+            page.parser, page.pending, page.counted = None, [], True
+
+    def _finish(self, page: _Page) -> Iterator[DumpPage]:
+        self.page = None
+        if page.parser is None:
+            if page.error is not None:
+                self._bad(page)
+            return
+        try:
+            page.flush()
+            if page.parser is None:
+                self._bad(page)
+                return
+            page.parser.close()
+            assert page.root is not None  # its <page> start tag was fed first
+            parsed = _page_from_element(page.root)
+        except ET.ParseError as exc:
+            page.error = f"malformed XML ({exc})"
+            self._bad(page)
+        except ValueError as exc:
+            self.stats.bad_pages.append(f"{page.name()!r}: {exc}")
+            logger.warning("skipping malformed <page> %r: %s", page.name(), exc)
+        else:
+            self.stats.pages += 1
+            yield parsed
 
 
 def iter_pages_from_chunks(chunks: Iterable[bytes | Gap], stats: DumpStats, wrap: bool = False) -> Iterator[DumpPage]:
-    """Parse ``<page>`` elements out of a stream of XML bytes, clearing each page once read.
+    """Parse ``<page>`` elements out of a stream of XML bytes, each page alone.
 
-    ``wrap`` puts a synthetic root around the bytes, for multistream fragments that hold bare
-    ``<page>`` elements. XMLPullParser is the incremental parser behind ``ET.iterparse``; it is
-    used directly so that decompressed byte ranges can be fed to it. A :class:`Gap` in the bytes (a
-    corrupt bz2 block) and a page that never ends cost the page they cut, counted; reading goes on
-    at the next ``<page>``. Any other error from the byte source or the parser ends the stream after
-    the pages already complete, and is recorded in ``stats.errors`` and logged. Bytes that are not
-    UTF-8 are replaced and counted (``stats.bad_utf8``, logged), not an error.
+    ``wrap``: the bytes are bare ``<page>`` elements (a multistream fragment, a range of bz2 blocks),
+    not a whole ``<mediawiki>`` file, which must end with ``</mediawiki>`` (a file cut between pages
+    is an error, not a silent end). A page whose XML cannot be read (an undefined entity, a stray
+    ``<``, a malformed tag) costs itself, counted in ``stats.bad_pages``; a :class:`Gap` in the bytes
+    (a corrupt bz2 block) and a page that never ends cost the page they cut, counted; reading goes
+    on at the next ``<page>``. An error from the byte source ends the stream after the pages already
+    complete, and is recorded in ``stats.errors`` and logged. Bytes that are not UTF-8 are replaced
+    and counted (``stats.bad_utf8``, logged), not an error.
     """
-    parser: _PageParser | None = None
+    scanner = _PageScanner(stats)
     try:
-        for parser, text in _resynced(_decoded(chunks, stats), stats, "pages" if wrap else "mediawiki"):
-            yield from parser.feed(text)
-        if parser is not None and not parser.abandoned:
-            if wrap:
-                parser.parser.feed("</pages>")
-            parser.parser.close()
-            yield from parser.drain()
-    except (ET.ParseError, EOFError, OSError, ValueError) as exc:
+        for text in _decoded(chunks, stats):
+            if isinstance(text, Gap):
+                stats.errors.append(f"Gap: {text.reason}")
+                stats.bytes_unread += text.end - text.start
+                scanner.gap()
+            else:
+                yield from scanner.feed(text)
+        if scanner.page is not None:
+            stats.errors.append("ParseError: the XML ends inside a <page> (no </page>)")
+            scanner.cut(stats.errors[-1])
+        elif not wrap and not scanner.ended:
+            stats.errors.append("ParseError: the XML ends before </mediawiki> (a file cut between pages?)")
+    except (EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
         logger.error("dump read stopped after %d pages: %s: %s", stats.pages, type(exc).__name__, exc)
-        if parser is not None:
-            parser.cut(f"{type(exc).__name__}: {exc}")
+        scanner.cut(f"{type(exc).__name__}: {exc}")
     if stats.bad_utf8:
         logger.warning("%d bytes that are not UTF-8 replaced by U+FFFD", stats.bad_utf8)
     if stats.bad_xml_chars:
@@ -328,19 +432,15 @@ class _DumpFile:
         yield from self._bz2_chunks()
 
     def _bz2_chunks(self) -> Iterator[bytes | Gap]:
+        """The decompressed bytes, CHUNK at most at a time: 494 bytes of bz2 can hold 600 MB of one byte."""
         decomp = bz2.BZ2Decompressor()
         stream_start, data = 0, b""
         while True:
-            if not data:
-                data = self.fh.read(BZ2_PIECE)
-                if not data:
-                    if not decomp.eof:
-                        raise EOFError(
-                            f"bz2 stream from byte {stream_start} cut short: the file ends at byte {self.size}"
-                        )
-                    return
             if decomp.eof:  # between streams: another stream, or bytes that are not bz2
-                data = self._more(data)
+                self.position -= len(decomp.unused_data)  # given to the decompressor, past its stream
+                data = self._more(decomp.unused_data)
+                if not data:
+                    return
                 if not data.startswith(b"BZh"):
                     self.stats.trailing_bytes = self.size - self.position
                     logger.warning(
@@ -349,17 +449,20 @@ class _DumpFile:
                     self.position = self.size
                     return
                 decomp, stream_start = bz2.BZ2Decompressor(), self.position
+            if decomp.needs_input:
+                data = data or self.fh.read(BZ2_PIECE)
+                if not data:
+                    raise EOFError(f"bz2 stream from byte {stream_start} cut short: the file ends at byte {self.size}")
             try:
-                out = decomp.decompress(data)
+                out = decomp.decompress(data, CHUNK)
             except OSError as exc:
                 logger.error(
                     "corrupt bz2 data between bytes %d and %d: %s", self.position, self.position + len(data), exc
                 )
                 yield from self._resumed(stream_start)
                 return
-            used = len(data) - len(decomp.unused_data) if decomp.eof else len(data)
-            self.position += used
-            data = data[used:]
+            self.position += len(data)
+            data = b""
             if out:
                 yield out
 

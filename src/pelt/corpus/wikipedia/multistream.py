@@ -86,23 +86,24 @@ class _Streams:
             self.at = self.read_to = self.end
             return
         decomp = bz2.BZ2Decompressor()
-        head = b""  # start of the stream, until it shows whether it holds pages
+        head = b""  # start of the stream, less its leading whitespace, until it shows whether it holds pages
         keep: bool | None = None
         fed = 0  # bytes of the stream given to the decompressor
         while not decomp.eof:
-            data, self.data = self.data or self._read(), b""
-            if not data:
-                raise EOFError(f"bz2 stream cut short at byte {self.read_to} (truncated file or range)")
-            out = decomp.decompress(data)
+            data = b""
+            if decomp.needs_input:  # else it holds output still: CHUNK at a time, whatever a stream expands to
+                data, self.data = self.data or self._read(), b""
+                if not data:
+                    raise EOFError(f"bz2 stream cut short at byte {self.read_to} (truncated file or range)")
+            out = decomp.decompress(data, CHUNK)
             fed += len(data)
             if out:
                 self.decoded = self.at + fed
             if keep is None:
-                head += out
-                stripped = head.lstrip()
-                if len(stripped) < len(b"<page"):
+                head = (head + out).lstrip()
+                if len(head) < len(b"<page"):
                     continue
-                keep = stripped.startswith(b"<page")
+                keep = head.startswith(b"<page")
                 out = head
             if keep and out:
                 yield out
