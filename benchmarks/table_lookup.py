@@ -1,4 +1,10 @@
-"""Entity-table open and lookup on a synthetic N x H table (default 1M x 768: 3 GB of float32 sums).
+"""Entity-table open and lookup on a synthetic N x H table (default 1M x 768: 3 GB of float32 sums),
+each figure beside its floor, measured in the same run, ratios first.
+
+The ids are shaped like Wikipedia's titles (most share their first 8 bytes with another), with random
+QIDs and an alias each (:func:`realistic_ids`). The floors: ``np.load(mmap_mode="r")`` of the same
+sums as .npy for opening; a dict (name -> row) plus one fancy index of that memory-mapped array for
+1,024 names by id, QID or alias; one BLAS matrix-vector product over it for ``most_similar``.
 
 Writes the table (Parquet + its Arrow sidecar) to a temp dir, deleted afterwards, then reports the
 open time, the latency of :meth:`EntityTable.lookup` on batches of random ids (p50 / p95 over
@@ -13,7 +19,7 @@ times reading the Parquet file whole (what a plain ``pyarrow.parquet.read_table`
 the memory that takes. ``--similar N`` times :meth:`EntityTable.most_similar` (k=10) for N random
 entities, the first call apart (it maps the sidecar's pages; later calls find them in the page cache).
 
-    python benchmarks/table_lookup.py --entities 1000000 --parquet-read --similar 10 --out results/benchmarks/table.json
+    python benchmarks/table_lookup.py --repeats 50 --batches 1 1024 --similar 5 --out results/benchmarks/table.json
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import json
 import platform
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +54,10 @@ def rss_mb() -> dict[str, float]:
     return values
 
 
-def write_synthetic(path: Path, ids: list[str], hidden: int, rng: np.random.Generator) -> float:
-    """Write a table of random sums for ``ids``; returns seconds (generation included)."""
+def write_synthetic(path: Path, ids: list[str], qids: list[str], aliases: list[list[str]], sums: np.ndarray) -> float:
+    """Write a table of ``sums`` for ``ids``, with their QIDs and aliases; returns seconds."""
     began = time.perf_counter()
-    sums = rng.standard_normal((len(ids), hidden), dtype=np.float32)
+    hidden = sums.shape[1]
     meta = {
         "model": "synthetic",
         "revision": "none",
@@ -59,8 +66,97 @@ def write_synthetic(path: Path, ids: list[str], hidden: int, rng: np.random.Gene
         "max_seq_len": 128,
         "norm": 7.0,
     }
-    write_table(path, ids, sums, np.ones(len(ids)), np.ones(len(ids)), meta)
+    write_table(path, ids, sums, np.ones(len(ids)), np.ones(len(ids)), meta, qids=qids, aliases=aliases)
     return time.perf_counter() - began
+
+
+WORDS = ("List", "History", "Battle", "John", "Saint", "University", "National", "River", "Church", "Station")
+
+
+def realistic_ids(n: int, rng: np.random.Generator) -> tuple[list[str], list[str], list[list[str]]]:
+    """Titles shaped like Wikipedia's (most share their first 8 bytes with another: ``List of ...``,
+    ``John ...``), distinct random QIDs up to Q130000000, and one alias each (the title lower-cased)."""
+    heads = rng.integers(0, len(WORDS), n)
+    numbers = rng.permutation(n)
+    titles = [f"{WORDS[h]} of Place {i} (disambiguation {i % 97})" for h, i in zip(heads, numbers)]
+    qids = [f"Q{q}" for q in rng.choice(130_000_000, n, replace=False)]
+    return titles, qids, [[t.lower()] for t in titles]
+
+
+def open_floor_ms(path: Path, sums: np.ndarray) -> float:
+    """p50 ms of ``np.load(mmap_mode="r")`` of the same sums saved as .npy: the floor of opening."""
+    np.save(path.with_suffix(".npy"), sums)
+    opens = []
+    for _ in range(20):
+        began = time.perf_counter()
+        np.load(path.with_suffix(".npy"), mmap_mode="r")
+        opens.append(1000 * (time.perf_counter() - began))
+    return float(np.median(opens))
+
+
+def similar_floor_ms(path: Path, table: EntityTable, ids: list[str], n: int, rng: np.random.Generator) -> dict:
+    """p50 ms of ``most_similar`` (k=10) and of its floor, side by side on the same random entities: BLAS
+    over the memory-mapped .npy (one matrix-vector product, the row lengths precomputed as the table's
+    are), then the same top-k. Both first warmed by one query."""
+    mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
+    lengths = np.concatenate([np.linalg.norm(mm[lo : lo + 65536], axis=1) for lo in range(0, len(mm), 65536)])
+    rows = table.rows(ids)
+
+    def floor(row: int) -> None:
+        scores = (mm @ (mm[row] / np.linalg.norm(mm[row]))) / lengths
+        scores[row] = -np.inf
+        np.argpartition(-scores, 10)[:10]
+
+    ours, theirs = [], []
+    for i in rng.integers(0, len(ids), n + 1):
+        for times, call in ((ours, lambda: table.most_similar(ids[i], k=10)), (theirs, lambda: floor(rows[i]))):
+            began = time.perf_counter()
+            call()
+            times.append(1000 * (time.perf_counter() - began))
+    return {"p50": float(np.median(ours[1:])), "floor_p50": float(np.median(theirs[1:])), "repeats": n}
+
+
+def by_kind_ms(
+    path: Path, table: EntityTable, keys: dict[str, list[str]], batch: int, repeats: int, rng: np.random.Generator
+) -> dict:
+    """p50 ms of ``batch`` random entities named by id, QID or alias, side by side with the floor in one
+    loop: a dict (key -> row, built beforehand) and one fancy index of the memory-mapped .npy. Ours as
+    users call it: ``vector_sums`` (the floor's work: rows, unnormalised) and ``lookup`` (normalised),
+    by id, or of ``find(names, by=[kind])``. Each kind's index is built by a first call, timed apart
+    with the peak of numpy's memory during it (``tracemalloc``, which numpy reports its arrays to: an
+    N x H gather would show as gigabytes; Arrow's own pool is not counted)."""
+    mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
+    result = {}
+    for kind, names in keys.items():
+        index = {name: i for i, name in enumerate(names)}
+        tracemalloc.start()
+        began = time.perf_counter()
+        table.find(names[:16], by=[kind])
+        first = 1000 * (time.perf_counter() - began)
+        grown = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+
+        def ours(query: list[str], normalise: bool, kind: str = kind) -> None:
+            ids = query if kind == "id" else table.find(query, by=[kind])
+            table.lookup(ids) if normalise else table.vector_sums(ids)
+
+        times: dict[str, list[float]] = {"floor": [], "vector_sums": [], "lookup": []}
+        for _ in range(repeats):
+            query = [names[i] for i in rng.integers(0, len(names), batch)]
+            for name, call in (
+                ("floor", lambda: mm[np.array([index[q] for q in query])]),
+                ("vector_sums", lambda: ours(query, False)),
+                ("lookup", lambda: ours(query, True)),
+            ):
+                began = time.perf_counter()
+                call()
+                times[name].append(1000 * (time.perf_counter() - began))
+        result[kind] = {
+            **{k: float(np.median(v)) for k, v in times.items()},
+            "first_call": first,
+            "numpy_peak_mb": grown,
+        }
+    return result
 
 
 def latencies_ms(table: EntityTable, ids: list[str], batch: int, repeats: int, rng: np.random.Generator) -> dict:
@@ -120,20 +216,37 @@ def main() -> None:
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
-    ids = [f"Q{i}" for i in rng.permutation(args.entities)]
+    ids, qids, aliases = realistic_ids(args.entities, rng)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "table.parquet"
-        write_seconds = write_synthetic(path, ids, args.hidden, rng)
+        sums = rng.standard_normal((len(ids), args.hidden), dtype=np.float32)
+        write_seconds = write_synthetic(path, ids, qids, aliases, sums)
+        open_floor = open_floor_ms(path, sums)
+        del sums
         rss = {"before_open": rss_mb()}
         began = time.perf_counter()
         table = EntityTable.open(path)
         open_seconds = time.perf_counter() - began
         rss["after_open"] = rss_mb()
+        opens = []
+        for _ in range(20):
+            began = time.perf_counter()
+            EntityTable.open(path)
+            opens.append(1000 * (time.perf_counter() - began))
+        keys = {"id": ids, "qid": qids, "alias": [a[0] for a in aliases]}
+        kinds = by_kind_ms(path, table, keys, 1024, args.repeats, rng)
+        ratios = {"open": float(np.median(opens)) / open_floor}
+        for k, v in kinds.items():
+            ratios[f"1024 by {k}: vector_sums"] = v["vector_sums"] / v["floor"]
+            ratios[f"1024 by {k}: lookup"] = v["lookup"] / v["floor"]
         lookup = {}
         for n in args.batches:
             lookup[str(n)] = latencies_ms(table, ids, n, args.repeats, rng)
             rss[f"after_lookups_of_{n}"] = rss_mb()
         result = {
+            "ratios_to_floor": ratios,
+            "open_ms": {"p50": float(np.median(opens)), "floor_p50": open_floor},
+            "find_and_lookup_1024_ms": kinds,
             "machine": f"{platform.machine()}, Python {platform.python_version()}",
             "entities": args.entities,
             "hidden": args.hidden,
@@ -149,6 +262,9 @@ def main() -> None:
         }
         if args.similar:
             result["most_similar_ms"] = similar_ms(table, ids, args.similar, rng)
+            side = similar_floor_ms(path, table, ids, args.similar, rng)
+            result["most_similar_against_floor_ms"] = side
+            result["ratios_to_floor"]["most_similar"] = side["p50"] / side["floor_p50"]
             result["rss_mb"]["after_most_similar"] = rss_mb()
         del table
         if args.parquet_read:

@@ -2,8 +2,9 @@
 
 ``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]``,
 ``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case] [--suggest]`` (every entity's ids, or the
-entity each name stands for), ``pelt table merge OUT TABLE...`` (tables of disjoint shards: sums
-and counts add), ``pelt table similar PATH ENTITY [-k K]`` (nearest neighbours),
+entity each name stands for), ``pelt table merge OUT TABLE... [--sum-overlap]`` (tables of disjoint shards:
+sums and counts add; an entity in several tables only with ``--sum-overlap``), ``pelt table similar PATH ENTITY
+[-k K]`` (nearest neighbours),
 ``pelt table export PATH --format word2vec|npy|safetensors OUT`` and ``pelt table push PATH TARGET``
 (a Hub dataset repository, or with ``--local`` its folder). A table path is a ``table.parquet`` or
 the folder holding one. ``pelt config check FILE...`` names the line and column of a config file
@@ -130,7 +131,8 @@ def _ids(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    merged = merge_tables([_open(t) for t in args.tables], _table_path(args.out), frequency=args.frequency)
+    tables = [_open(t) for t in args.tables]
+    merged = merge_tables(tables, _table_path(args.out), frequency=args.frequency, sum_overlap=args.sum_overlap)
     print(f"{merged.path}: {len(merged)} entities")
     return 0
 
@@ -246,6 +248,11 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
         choices=("max", "sum"),
         default="max",
         help="max for shards of one sample, sum for disjoint corpora",
+    )
+    merge.add_argument(
+        "--sum-overlap",
+        action="store_true",
+        help="add the sums of entities in several tables (shards of one sample); without it they are an error",
     )
     merge.set_defaults(run=_merge)
 

@@ -67,7 +67,15 @@ def test_errors_exit_nonzero(table, tmp_path, capsys):
 
 
 def test_merge(table, tmp_path, capsys):
-    assert main(["table", "merge", str(tmp_path / "m.parquet"), str(table), str(table)]) == 0
+    assert main(["table", "merge", str(tmp_path / "twice.parquet"), str(table), str(table)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        "\n" not in err
+        and "2 entities are in more than one table ('Paris', 'Warsaw')" in err
+        and "--sum-overlap" in err
+    )
+    assert not (tmp_path / "twice.parquet").exists()
+    assert main(["table", "merge", str(tmp_path / "m.parquet"), str(table), str(table), "--sum-overlap"]) == 0
     assert "2 entities" in capsys.readouterr().out
     assert main(["table", "lookup", str(tmp_path / "m.parquet"), "Paris", "--norm", "5"]) == 0
     assert capsys.readouterr().out == "Paris\tn_sentences=4\tfrequency=9\t3 4 0\n"
@@ -103,7 +111,7 @@ def test_a_folder_is_a_table_path(table, tmp_path, capsys):
     assert main(["table", "info", str(tmp_path)]) == 0
     assert "entities: 2" in capsys.readouterr().out.splitlines()
     (tmp_path / "m").mkdir()
-    assert main(["table", "merge", str(tmp_path / "m"), str(tmp_path), str(tmp_path)]) == 0
+    assert main(["table", "merge", str(tmp_path / "m"), str(tmp_path), str(tmp_path), "--sum-overlap"]) == 0
     assert capsys.readouterr().out == f"{tmp_path / 'm' / 'table.parquet'}: 2 entities\n"
 
 

@@ -408,7 +408,9 @@ def test_shards_merge_into_the_full_table(tiny_model_dirs, tmp_path):  # noqa: F
     encode_samples(samples, model, str(tmp_path / "again.parquet"), settings=SETTINGS)
     for name in ("parquet", "arrow"):  # a rerun gives the same bytes
         assert (tmp_path / f"again.{name}").read_bytes() == (tmp_path / f"full.{name}").read_bytes()
-    merged = merge_tables([tmp_path / f"shard{i}.parquet" for i in range(3)], tmp_path / "merged.parquet")
+    merged = merge_tables(
+        [tmp_path / f"shard{i}.parquet" for i in range(3)], tmp_path / "merged.parquet", sum_overlap=True
+    )
     full = EntityTable.open(tmp_path / "full.parquet")
     ids = list(full.ids())
     assert list(merged.ids()) == ids

@@ -15,4 +15,5 @@ merge_tables(
         "corpus": snakemake.wildcards.domain,
         "language": corpus_language(snakemake.input.corpus_counts),
     },
+    sum_overlap=True,  # shards split one sample's sentences: an entity's sentences are in several
 )

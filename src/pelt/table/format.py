@@ -28,6 +28,7 @@ named by the SHA-256 of the Parquet file's bytes, never by anything the file say
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -261,11 +262,13 @@ def _check_finite(table: Path, batch: pa.RecordBatch, first_row: int) -> None:
         raise ValueError(f"table {table}: vector_sum is NaN, inf or null in rows {named}{more}")
 
 
-def memory_map_table(path: Path) -> tuple[pa.Schema, pa.ipc.RecordBatchFileReader]:
-    """The Parquet schema of ``table.parquet`` (whose metadata is the table's) and its rows, memory-mapped
-    from a sidecar holding the Parquet file's rows: one stamped as verified, one verified now, or one
-    (re)built from the Parquet file; the one way in for readers, so that none of them ever decodes the
-    Parquet pages but to verify or build a sidecar."""
+def memory_map_table(path: Path) -> tuple[pa.Schema, pa.Buffer]:
+    """The Parquet schema of ``table.parquet`` (whose metadata is the table's) and the bytes of a sidecar
+    holding the Parquet file's rows, memory-mapped (an IPC file: ``pa.ipc.open_file`` reads it without
+    copying, and every record batch is a slice of these bytes, which lets a reader gather rows of all
+    batches in one numpy call): one stamped as verified, one verified now, or one (re)built from the
+    Parquet file; the one way in for readers, so that none of them ever decodes the Parquet pages but
+    to verify or build a sidecar."""
     if not path.exists():
         raise FileNotFoundError(f"entity table {path} does not exist")
     try:
@@ -275,7 +278,7 @@ def memory_map_table(path: Path) -> tuple[pa.Schema, pa.ipc.RecordBatchFileReade
     check_table_schema(path, schema)
     verified = _verified_before(path)
     if verified is not None:
-        return schema, pa.ipc.open_file(pa.memory_map(str(verified)))
+        return schema, mapped(verified)
     candidates = []
     for candidate in _sidecars(path):
         found = _open_sidecar(candidate, path, schema)
@@ -283,9 +286,16 @@ def memory_map_table(path: Path) -> tuple[pa.Schema, pa.ipc.RecordBatchFileReade
             _remember_verified(found[1])
             return schema, found[0]
         candidates.append(candidate)
-    reader, key = _rebuild_sidecar(path, candidates)
+    data, key = _rebuild_sidecar(path, candidates)
     _remember_verified(key)
-    return schema, reader
+    return schema, data
+
+
+def mapped(sidecar: Path) -> pa.Buffer:
+    """The whole file, memory-mapped: a zero-copy buffer, which keeps the mapping alive as long as it or
+    any slice of it (a record batch's column) is referenced."""
+    with pa.memory_map(str(sidecar)) as source:
+        return source.read_buffer()
 
 
 def _sidecars(path: Path) -> Iterator[Path]:
@@ -301,7 +311,7 @@ def _stat_key(*paths: Path) -> str:
     parts = []
     for path in paths:
         info = path.stat()
-        parts.append(f"{path.resolve()}|{info.st_dev}|{info.st_ino}|{info.st_size}|{info.st_ctime_ns}")
+        parts.append(f"{os.path.realpath(path)}|{info.st_dev}|{info.st_ino}|{info.st_size}|{info.st_ctime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -317,7 +327,7 @@ def _verified_before(path: Path) -> Path | None:
     stamps = _stamps()
     if not stamps.is_dir() or not _private(stamps):
         return None
-    for sidecar in (sidecar_path(path), *_cache_dir().glob("*.arrow")):
+    for sidecar in itertools.chain([sidecar_path(path)], _cache_dir().glob("*.arrow")):  # the cache if need be
         if sidecar.exists() and (stamps / _stat_key(path, sidecar)).exists():
             return sidecar
     return None
@@ -347,10 +357,10 @@ def _private(folder: Path) -> bool:
     return True
 
 
-def _open_sidecar(sidecar: Path, path: Path, schema: pa.Schema) -> tuple[pa.ipc.RecordBatchFileReader, str] | None:
-    """The sidecar at ``sidecar`` and the stamp key of the pair, if its rows are those of the Parquet file
-    ``path``; None (logged) if it is absent, in a cache folder others can write, stale or damaged.
-    ValueError if the Parquet file's vectors are not finite."""
+def _open_sidecar(sidecar: Path, path: Path, schema: pa.Schema) -> tuple[pa.Buffer, str] | None:
+    """The sidecar at ``sidecar`` (its bytes, :func:`mapped`) and the stamp key of the pair, if its rows
+    are those of the Parquet file ``path``; None (logged) if it is absent, in a cache folder others can
+    write, stale or damaged. ValueError if the Parquet file's vectors are not finite."""
     if not sidecar.exists():
         return None
     if sidecar.parent == _cache_dir() and not _private(sidecar.parent):
@@ -358,9 +368,9 @@ def _open_sidecar(sidecar: Path, path: Path, schema: pa.Schema) -> tuple[pa.ipc.
         return None
     try:
         key = _stat_key(path, sidecar)  # before reading: a change during the comparison misses the stamp
-        reader = pa.ipc.open_file(pa.memory_map(str(sidecar)))
-        if _same_rows(reader, path, schema):
-            return reader, key
+        data = mapped(sidecar)
+        if _same_rows(pa.ipc.open_file(data), path, schema):
+            return data, key
         logger.warning("table sidecar %s does not hold the rows of %s; rebuilding it", sidecar, path)
     except (pa.ArrowException, OSError) as err:
         logger.warning("unreadable table sidecar %s (%s); rebuilding it", sidecar, err)
@@ -426,9 +436,9 @@ def _private_folder(cache: Path) -> None:
         raise OSError(f"{cache} is not private (0700, yours)")
 
 
-def _rebuild_sidecar(path: Path, targets: Sequence[Path]) -> tuple[pa.ipc.RecordBatchFileReader, str]:
+def _rebuild_sidecar(path: Path, targets: Sequence[Path]) -> tuple[pa.Buffer, str]:
     """Stream a Parquet table into a fresh sidecar at the first of ``targets`` that can be written (beside
-    it, or in the private cache if that is read-only); the sidecar's reader and the stamp key of the pair."""
+    it, or in the private cache if that is read-only); the sidecar's bytes and the stamp key of the pair."""
     _check_sorted_unique(pq.read_table(path, columns=["entity_id"]).column(0))
     cache = _cache_dir()
     for target in targets:
@@ -440,5 +450,5 @@ def _rebuild_sidecar(path: Path, targets: Sequence[Path]) -> tuple[pa.ipc.Record
             logger.warning("cannot write table sidecar %s (%s); trying the private cache", target, err)
             continue
         logger.info("built table sidecar %s", target)
-        return pa.ipc.open_file(pa.memory_map(str(target))), _stat_key(path, target)
+        return mapped(target), _stat_key(path, target)
     raise OSError(f"no writable place for the sidecar of {path}")

@@ -73,6 +73,21 @@ def _merged_id_columns(sources: Sequence[_IdSource], lo: int, hi: int) -> list[p
     return merged
 
 
+def _refuse_overlap(opened: Sequence[OpenTable], rows: Sequence[np.ndarray], all_ids: pa.Array) -> None:
+    """ValueError, in one line naming a few, if an entity is in more than one table: nothing in a table
+    says which sentences it was built from, so two tables of one entity may be shards of one sample
+    (whose sums add) or the same text twice (counted double); the caller says which."""
+    shared = np.flatnonzero(np.sum([r >= 0 for r in rows], axis=0) > 1)
+    if len(shared):
+        named = ", ".join(repr(i) for i in all_ids.take(shared[:5]).to_pylist())
+        more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
+        raise ValueError(
+            f"cannot merge {', '.join(str(t.path) for t in opened)}: {len(shared)} entities are in more than one "
+            f"table ({named}{more}); if they are shards of disjoint sentences, add their sums with sum_overlap=True "
+            "(pelt table merge --sum-overlap)"
+        )
+
+
 def write_merged(
     opened: Sequence[OpenTable],
     out_path: str | os.PathLike[str],
@@ -80,9 +95,11 @@ def write_merged(
     frequency: FrequencyRule,
     ids: str | os.PathLike[str] | None,
     corpus: Mapping[str, str] | None = None,
+    sum_overlap: bool = False,
 ) -> None:
     """Write the merge of ``opened`` (at least one table) to ``out_path``, as :func:`pelt.table.lookup.merge_tables`
-    describes; refuses tables of different models, representations or sizes, whose sums do not add."""
+    describes; refuses tables of different models, representations or sizes, whose sums do not add, and
+    tables sharing entities unless ``sum_overlap``."""
     first = opened[0]
     for t in opened[1:]:
         if not same_model(t.metadata, first.metadata):
@@ -98,6 +115,8 @@ def write_merged(
     all_ids = pc.unique(pa.chunked_array([c for col in columns for c in col.chunks], pa.large_string()))
     all_ids = all_ids.take(pc.sort_indices(all_ids))
     rows = [pc.fill_null(pc.index_in(all_ids, value_set=col), -1).to_numpy() for col in columns]
+    if not sum_overlap:
+        _refuse_overlap(opened, rows, all_ids)
     inputs = sorted(t.build_id for t in opened)  # their contents determine the merged content
     sources = _id_sources(opened, rows, all_ids, ids)
     if ids is not None:

@@ -3,14 +3,17 @@
 
 Cosine similarity does not depend on L, so it is computed on the stored sums: a pass over the
 memory-mapped record batches, a dot product per row, divided by the row lengths (computed by the
-first query and kept), never an N x H array in memory; 1M x 768 answers in a fraction of a
-second (``benchmarks/README.md``, "Entity table").
+first query and kept), never an N x H array in memory, by BLAS or einsum, whichever the machine
+runs faster (:func:`_kernel`); 1M x 768 answers in a fraction of a second (``benchmarks/README.md``,
+"Entity table").
 """
 
 from __future__ import annotations
 
+import itertools
+import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -40,13 +43,38 @@ def lengths(table: Rows) -> np.ndarray:
     return _LENGTHS[table]
 
 
-def cosines(table: Rows, query: np.ndarray) -> np.ndarray:
-    """Cosine of every row's sum with ``query`` (a unit vector), float32 [N]; NaN for rows whose sum is zero.
+# Two ways to a record batch's dot products with the query. BLAS (sgemv) took 1.6x less CPU than einsum
+# on one 2-core VM; on another, OpenBLAS's threads, waiting on each other under load, made it 4 to 40
+# times slower than einsum's one core. Which is faster is a property of the machine and its load, so
+# it is measured (:func:`_kernel`), not assumed.
+_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "blas": lambda sums, query: sums @ query,
+    "einsum": lambda sums, query: np.einsum("ij,j->i", sums, query),
+}
+_SAMPLE_BATCHES = 4  # record batches each kernel is timed on, twice, by a table's first query
+_CHOSEN: weakref.WeakKeyDictionary[Rows, str] = weakref.WeakKeyDictionary()
 
-    numpy's own loops (einsum), not BLAS: a matrix-vector product is memory-bound, and OpenBLAS's
-    threads, waiting on each other on a loaded machine, made it 4 to 40 times slower than one core.
-    """
-    dots = [np.einsum("ij,j->i", sums, query) for _, sums in table.batches()]
+
+def _kernel(table: Rows, query: np.ndarray) -> str:
+    """The faster kernel for this table on this machine, by wall time on its first record batches at its
+    first query (all rows then use that one, so that equal rows score equal and ties break by id)."""
+    if table not in _CHOSEN:
+        sample = [sums for _, sums in itertools.islice(table.batches(), _SAMPLE_BATCHES)]
+        spent = dict.fromkeys(_KERNELS, 0.0)
+        for _ in range(2):  # the first round also brings the pages in, for both alike
+            for name, kernel in _KERNELS.items():
+                began = time.perf_counter()
+                for sums in sample:
+                    kernel(sums, query)
+                spent[name] += time.perf_counter() - began
+        _CHOSEN[table] = min(spent, key=spent.__getitem__)
+    return _CHOSEN[table]
+
+
+def cosines(table: Rows, query: np.ndarray) -> np.ndarray:
+    """Cosine of every row's sum with ``query`` (a unit vector), float32 [N]; NaN for rows whose sum is zero."""
+    kernel = _KERNELS[_kernel(table, query)]
+    dots = [kernel(sums, query) for _, sums in table.batches()]
     dots = np.concatenate(dots or [np.zeros(0, np.float32)])
     with np.errstate(divide="ignore", invalid="ignore"):
         return (dots / lengths(table)).astype(np.float32)

@@ -15,11 +15,13 @@ from conftest import REPO
 from safetensors.numpy import load_file
 
 import pelt.table.format
+import pelt.table.lookup
+import pelt.table.similar
 from pelt.cli import main
 from pelt.table import EntityTable, write_table
 from pelt.table.export import export_table, ids_path
 from pelt.table.hub import dataset_card, upload_dataset, write_dataset_folder
-from pelt.table.lookup import _prefix_keys
+from pelt.table.lookup import _hash_one, _hashes
 
 H = 6
 META = {
@@ -89,9 +91,30 @@ def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches):
     assert table.rows(absent * 2 + ids, missing="zero").tolist() == [-1] * 2 * len(absent) + table.rows(ids).tolist()
     assert table.rows([]).tolist() == []
     assert not any(name in table for name in absent) and all(name in table for name in ids)
-    # the search's keys, by their definition: the first 8 UTF-8 bytes, zero-padded, big-endian
-    expected = [int.from_bytes(i.encode()[:8].ljust(8, b"\0"), "big") for i in order]
-    assert _prefix_keys(pa.array(order, pa.large_string())).tolist() == expected == sorted(expected)
+    # the index's hash, by its definition, in numpy and in Python alike
+    expected = [sum((b + 1) * 0x100000001B3**i for i, b in enumerate(k.encode())) % 2**64 for k in order]
+    assert _hashes(pa.array(order, pa.large_string())).tolist() == expected == [_hash_one(k) for k in order]
+
+
+def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batches, monkeypatch):
+    """A 64-bit polynomial hash has collisions that can be crafted: they cost time, never a wrong row."""
+    monkeypatch.setattr(pelt.table.lookup, "_hashes", lambda strings: np.zeros(len(strings), np.uint64))
+    monkeypatch.setattr(pelt.table.lookup, "_hash_one", lambda key: 0)
+    ids = [f"E{i}" for i in range(40)]
+    aliases = [[f"a{i % 7}", f"b{i}"] for i in range(40)]
+    write_table(tmp_path / "t.parquet", ids, np.ones((40, H)), [1] * 40, np.arange(40) % 5, META, aliases=aliases)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    order = sorted(ids)
+    assert table.rows(ids).tolist() == [order.index(i) for i in ids]
+    assert "E39" in table and "E40" not in table
+    assert table.find(["a3", "b17", "B17", "nobody", "E5"]) == [
+        "E24",
+        "E17",
+        None,
+        None,
+        "E5",
+    ]  # a3: E3, E10, ..., E38; E24 most frequent
+    assert table.find(["B17", "A3"], ignore_case=True) == ["E17", "E24"]
 
 
 def test_most_similar_is_the_brute_force_cosine(table):
@@ -246,3 +269,15 @@ def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
     np.testing.assert_array_equal(namespace["sums"], table.vector_sums(order))
     card = (tmp_path / "shared" / "demo" / "README.md").read_text(encoding="utf-8")
     assert _front_matter(card)["corpus"] == "demo world dump" and _front_matter(card)["language"] == ["en"]
+
+
+def test_most_similar_is_the_same_by_either_kernel(table, monkeypatch):
+    """The kernel is whichever the machine runs faster (timed at a table's first query): both rank alike."""
+    table, ids, _ = table
+    assert pelt.table.similar._kernel(table, np.ones(H, np.float32)) in ("blas", "einsum")
+    got = {}
+    for name in ("blas", "einsum"):
+        monkeypatch.setattr(pelt.table.similar, "_kernel", lambda table, query, name=name: name)
+        got[name] = table.most_similar(ids[3], k=20)
+    assert [e for e, _ in got["blas"]] == [e for e, _ in got["einsum"]]
+    np.testing.assert_allclose([c for _, c in got["blas"]], [c for _, c in got["einsum"]], rtol=1e-5)

@@ -293,14 +293,19 @@ def test_write_table_rejects_bad_input(tmp_path, sums):
 def test_merge_adds_sums_and_counts(tmp_path, sums):
     write_table(tmp_path / "a.parquet", IDS[:3], sums[:3], [1, 2, 3], [10, 20, 30], META)
     write_table(tmp_path / "b.parquet", IDS[1:], sums[1:] * 2, [4, 5, 6, 7], [20, 30, 40, 50], META)
-    merged = merge_tables([tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "m" / "table.parquet")
+    with pytest.raises(ValueError, match=r"2 entities are in more than one table \('Paris', 'Zürich'\).*sum_overlap"):
+        merge_tables([tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "refused.parquet")
+    assert not (tmp_path / "refused.parquet").exists()
+    merged = merge_tables(
+        [tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "m" / "table.parquet", sum_overlap=True
+    )
     assert list(merged.ids()) == sorted(IDS) and merged.metadata == META
     expected = np.stack([sums[0], sums[1] + 2 * sums[1], sums[2] + 2 * sums[2], 2 * sums[3], 2 * sums[4]])
     np.testing.assert_array_equal(merged.vector_sums(IDS), expected)  # one float32 rounding of an exact sum
     assert merged.counts(IDS)[0].tolist() == [1, 2 + 4, 3 + 5, 6, 7]
     assert merged.counts(IDS)[1].tolist() == [10, 20, 30, 40, 50]  # shards carry the same frequency: max
     summed = EntityTable.open(tmp_path / "a.parquet").merge(
-        tmp_path / "b.parquet", out_path=tmp_path / "s.parquet", frequency="sum"
+        tmp_path / "b.parquet", out_path=tmp_path / "s.parquet", frequency="sum", sum_overlap=True
     )
     assert summed.counts(["Paris", "Warsaw"])[1].tolist() == [40, 10]
     other = dict(META, max_seq_len=64)
@@ -415,3 +420,15 @@ def test_merge_keeps_the_ids_or_takes_them_from_an_ids_file(tmp_path, sums, ids_
     merged = merge_tables([table_path], tmp_path / "with_ids.parquet", ids=ids_file)
     assert merged.qids(["Paris", "Warsaw"]) == ["Q90", None] and merged.find(["Lutetia", "Rome"]) == ["Paris", None]
     np.testing.assert_array_equal(merged.vector_sums(["Paris"]), EntityTable.open(table_path).vector_sums(["Paris"]))
+
+
+def test_finding_and_looking_up_read_only_the_rows_asked_for(ids_table, monkeypatch):
+    """Memory of a lookup is O(ids), never O(rows x H): finding by QID or alias builds its index from the
+    id columns and the frequency column, and reads no vector; a lookup reads the rows it returns."""
+    gathered: list[int] = []
+    real = EntityTable.gather
+    monkeypatch.setattr(EntityTable, "gather", lambda self, rows: gathered.append(len(rows)) or real(self, rows))
+    found = ids_table.find(["Q90", "Ville Lumière", "nobody"], by=["qid", "alias"], ignore_case=True)
+    assert found[:2] == ["Paris", "Paris"] and gathered == []
+    ids_table.lookup(["Paris", "Warsaw"])
+    assert gathered == [2]
