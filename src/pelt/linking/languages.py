@@ -10,9 +10,11 @@ there), its punctuation and its stop words. What spaCy's data lacks is added her
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import pkgutil
 import re
+import warnings
 from collections.abc import Callable
 from functools import cache
 
@@ -32,6 +34,20 @@ log = logging.getLogger(__name__)
 ALIASES = {"simple": "en", "no": "nb", "zh-yue": "zh", "zh-classical": "zh"}
 # spaCy's language-neutral pipeline: the fallback for a language spaCy has no data for.
 FALLBACK = "xx"
+# spaCy languages whose tokenizer imports a package spaCy does not install: (import name, pip name)
+# of each. Japanese's are pinned in the workflow's dependencies (pyproject.toml's `workflow` extra,
+# constraints.txt, envs/spark.yaml), so `make install` brings them; Korean (which also needs the
+# mecab-ko library), Thai and Vietnamese are not, and a corpus in them is refused until they are
+# installed (:func:`missing_packages`). Chinese needs none: spaCy's default segmenter is one token
+# per character.
+TOKENIZER_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "ja": (("sudachipy", "sudachipy"), ("sudachidict_core", "sudachidict-core")),
+    "ko": (("natto", "natto-py"),),
+    "th": (("pythainlp", "pythainlp"),),
+    "vi": (("pyvi", "pyvi"),),
+}
+# Languages whose packages the workflow pins: `make install` brings them.
+PINNED_PACKAGES = frozenset({"ja"})
 # Languages whose tokenizer splits words into several tokens (spaCy's Chinese makes one token per
 # character): there a stop word ("我们") is a sequence of tokens, not one.
 WRITTEN_WITHOUT_SPACES = frozenset({"zh", "ja", "th", "bo"})
@@ -77,16 +93,42 @@ def spacy_language(language: str) -> str:
     return FALLBACK
 
 
+def missing_packages(language: str) -> str | None:
+    """One line naming the packages the tokenizer of ``language`` (a Wikipedia code) needs and this
+    Python lacks, with the command that installs them; None when it has them all.
+
+    The workflow asks before any job runs, so that a corpus in such a language is refused at once
+    with the package's name, not by a Spark task's ImportError after the corpus stage (spaCy
+    imports the package only when the pipeline is built). Looked up without importing them.
+    """
+    code = spacy_language(language)
+    missing = [pip for module, pip in TOKENIZER_PACKAGES.get(code, ()) if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    names = ", ".join(missing)
+    if code in PINNED_PACKAGES:
+        how = f"`make install` installs the workflow's pins (pip install -c constraints.txt {' '.join(missing)})"
+    else:
+        how = f"pelt does not pin them (pip install {' '.join(missing)})"
+    return f"language {language!r}: spaCy's {code!r} tokenizer needs {names}, not installed; {how}"
+
+
 def blank_pipeline(language: str) -> Language:
     """spaCy's blank pipeline of ``language`` (a Wikipedia code) with pelt's rules for it.
 
     A language whose spaCy tokenizer needs a package that is not installed (Japanese: SudachiPy,
-    Korean, Thai, Vietnamese) fails here, naming the language and spaCy's message with the
-    package: its text is not tokenized into words without it.
+    Korean, Thai, Vietnamese) fails here with :func:`missing_packages`'s line, or with spaCy's
+    message where the package is there but what it needs is not (Korean's mecab-ko library): its
+    text is not tokenized into words without it.
     """
     code = spacy_language(language)
+    missing = missing_packages(language)
+    if missing is not None:
+        raise ImportError(missing)
     try:
-        pipeline = spacy.blank(code)
+        with warnings.catch_warnings():  # spaCy 3.8's Japanese calls SudachiPy 0.7's deprecated create()
+            warnings.filterwarnings("ignore", "Dictionary.create", DeprecationWarning)
+            pipeline = spacy.blank(code)
     except ImportError as error:
         raise ImportError(f"the linking stage cannot tokenize language {language!r}: {error}") from error
     if getattr(pipeline.tokenizer, "segmenter", None) == "char":

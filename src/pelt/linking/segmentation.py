@@ -76,7 +76,7 @@ def segment_document(
     """
     text = row["text"] or ""
     tokens = tokenize(text, language)
-    spans = sentence_spans(text, tokens)
+    spans = sentence_spans(text, tokens, language)
     starts = [start for start, _ in spans]
     valid, invalid, blank = valid_anchors(text, row["links"] or [])
     anchors: list[dict[str, Any]] = []

@@ -119,13 +119,13 @@ def test_french_site_from_the_table() -> None:
     assert is_disambiguation("{{Bandeau standard pour page d'homonymie}}", site)
 
 
-def test_japanese_has_no_link_trail() -> None:
+def test_japanese_link_trail_takes_latin_letters_only() -> None:
     site = SiteInfo.for_language("ja")
     assert anchors("[[東京]]都の[[ファイル:a.jpg|サムネイル|説明]][[Category:日本]][[カテゴリ:東京]]", site) == (
         "東京都の",
         [("東京", "東京")],
     )
-    assert anchors("[[Tokyo]]s", site)[1] == [("Tokyo", "Tokyo")]
+    assert anchors("[[Tokyo]]s", site)[1] == [("Tokyos", "Tokyo")]  # jawiki's trail is MediaWiki's default
     assert is_disambiguation("{{曖昧さ回避}}", site) and is_disambiguation("{{Aimai}}", site)
     assert redirect_target("#転送 [[東京都]]", site) == "東京都"
 
@@ -176,7 +176,7 @@ def test_the_config_language_wins_over_the_dump(tmp_path: Path) -> None:
     path = german_dump(tmp_path / "de.xml", compress=False)
     site = dump_site(path, "ja")
     assert (site.language, site.language_from, site.dbname) == ("ja", "config", "dewiki")
-    assert site.link_trail == "" and "datei" in site.hidden_prefixes  # the dump's namespaces are kept
+    assert site.link_trail == SiteInfo.for_language("ja").link_trail and "datei" in site.hidden_prefixes
     assert site.describe() == {"language": "ja", "language_from": "config", "dbname": "dewiki"}
 
 

@@ -5,7 +5,6 @@ each language has its own stop words; English is unchanged."""
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 
 import pytest
@@ -13,7 +12,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from pelt.linking.candidates import stop_word_keys
 from pelt.linking.heuristic import heuristic_links
-from pelt.linking.languages import FALLBACK, blank_pipeline, spacy_language
+from pelt.linking.languages import FALLBACK, spacy_language
 from pelt.linking.names import candidate_names, name_filter, name_key
 from pelt.linking.segmentation import segment_document
 from pelt.linking.sentences import nlp, sentence_spans, tokenize
@@ -164,9 +163,3 @@ def test_english_is_the_default_and_an_unknown_language_falls_back(caplog):
     assert "'xqz'" in caplog.text and "de, " in caplog.text  # names it and the languages there are
     assert sentences("Eins zwei. Drei.", "xqz") == ["Eins zwei.", "Drei."]
     assert stop_word_keys("xqz") == frozenset()
-
-
-@pytest.mark.skipif(importlib.util.find_spec("sudachipy") is not None, reason="SudachiPy is installed")
-def test_a_language_whose_tokenizer_needs_a_package_names_it():
-    with pytest.raises(ImportError, match=r"language 'ja'.*SudachiPy"):
-        blank_pipeline("ja")

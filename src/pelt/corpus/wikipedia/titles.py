@@ -12,18 +12,21 @@ from __future__ import annotations
 import html
 import re
 
-from pelt.corpus.wikipedia.site import ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
+from pelt.corpus.wikipedia.site import DIRECTIONAL_MARKS, ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
 
 
 def normalize_title(title: str) -> str:
     """MediaWiki title normalisation, so that link targets, page titles and redirects compare equal.
 
     ``_`` and whitespace runs become one space, ``#fragment`` is dropped (a section link points at
-    its page), HTML entities are decoded (``[[AT&amp;T]]``) and the first letter is upper-cased
-    (English Wikipedia is ``first-letter`` case). Returns ``""`` when nothing is left.
+    its page), HTML entities are decoded (``[[AT&amp;T]]``), directional marks are removed (as
+    MediaWiki does: they slip into titles copied from right-to-left text) and the first letter is
+    upper-cased (English Wikipedia is ``first-letter`` case). Returns ``""`` when nothing is left.
     """
     if "&" in title:
         title = html.unescape(title)
+    if not title.isascii():  # a flag of the string, no scan: most titles of most wikis are skipped
+        title = DIRECTIONAL_MARKS.sub("", title)
     title = WS_RUN.sub(" ", title.split("#", 1)[0]).strip()
     return title[:1].upper() + title[1:]
 

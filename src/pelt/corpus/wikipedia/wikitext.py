@@ -14,15 +14,23 @@ show is capped (:mod:`pelt.corpus.wikipedia.templates`); nesting is held in expl
 not model is removed conservatively: the contract is that no ``[[``, ``]]``, ``{{``, ``}}`` or
 ``<ref`` reaches ``text`` but from ``<nowiki>`` sections, whose content is literal.
 
-The conversion runs in passes over the wikitext: (1) comments and extension tags such as ``<ref>``
-are cut; (2) templates and tables are cut (:mod:`pelt.corpus.wikipedia.templates`), the templates that show
-text keep it, as one table of name -> renderer says (``INLINE_TEMPLATES``, ``PREFIXED_TEMPLATES``:
-quotations, dates, chemical formulas, pronunciations, spacing, ship and interlanguage links, ...),
-and an unclosed ``{{`` or ``{|`` loses only its own markup; (3) line-level markup (headings, lists,
-bold/italic read line by line as MediaWiki does, HTML tags, external links, whose label may hold
-links) is rewritten; (4) wiki links become text pieces whose spans are recorded while the plain
-text is joined, their targets read by :mod:`pelt.corpus.wikipedia.titles`; (5) whitespace is collapsed and
-the recorded spans are shifted accordingly.
+Directional marks (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069: the invisible characters that
+order right-to-left and left-to-right runs on screen) are removed before anything else, from the
+text and so from every anchor and link target: they carry no word, a name followed by one is
+another token than the name (the linking stage would not find it), and MediaWiki drops them from
+titles too. The offsets count characters of the text without them.
+
+The conversion runs in passes over the wikitext: (0) directional marks are removed; (1) comments
+and extension tags such as ``<ref>`` are cut; (2) templates and tables are cut
+(:mod:`pelt.corpus.wikipedia.templates`), the templates that show text keep it, as one table of
+name -> renderer says (``INLINE_TEMPLATES``, ``PREFIXED_TEMPLATES``: quotations, dates, chemical
+formulas, pronunciations, spacing, ship and interlanguage links, ...), and an unclosed ``{{`` or
+``{|`` loses only its own markup; (3) line-level markup (headings, lists, bold/italic read line by
+line as MediaWiki does, HTML tags, external links, whose label may hold links, and on wikis with
+language variants the conversion markup ``-{...}-``) is rewritten; (4) wiki links become text
+pieces whose spans are recorded while the plain text is joined, with the site's link trail after
+them and its link prefix before them, their targets read by :mod:`pelt.corpus.wikipedia.titles`;
+(5) whitespace is collapsed and the recorded spans are shifted accordingly.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pelt.corpus.wikipedia.site import ENGLISH, SiteInfo
+from pelt.corpus.wikipedia.site import DIRECTIONAL_MARKS, ENGLISH, SiteInfo
 from pelt.corpus.wikipedia.templates import Cut, cut_tables, cut_templates, outermost
 from pelt.corpus.wikipedia.titles import link_target_kind, normalize_title
 
@@ -273,6 +281,36 @@ def _external_links(text: str) -> str:
     return "".join(out)
 
 
+# Language conversion markup (Chinese): ``-{text}-`` shows its text unconverted, ``-{zh-hans:A;
+# zh-hant:B}-`` the variant a reader of the unconverted text sees, and with the flags H, T or - it
+# sets a rule or the title and shows nothing. No brace inside: one scan, however many are unclosed.
+_CONVERSION = re.compile(r"-\{([^{}]*)\}-")
+_CONVERSION_FLAGS = re.compile(r"\s*[ADHNRT-](?:\s*;\s*[ADHNRT-])*\s*;?\s*")
+_VARIANT_SPLIT = re.compile(r";\s*(?=[a-z]{2,3}(?:-[a-z]+)*\s*:)")
+_VARIANT_RULE = re.compile(r"\s*([a-z]{2,3}(?:-[a-z]+)*)\s*:(.*?);?\s*", re.DOTALL)
+
+
+def _language_conversion(text: str, variants: tuple[str, ...]) -> str:
+    """``-{...}-`` blocks replaced by what a reader of the wiki's unconverted variant sees: the
+    first of ``variants`` (MediaWiki's fallback order) that the block names, or its text as written."""
+
+    def shown(match: re.Match[str]) -> str:
+        flags, bar, body = match.group(1).partition("|")
+        if not bar or not _CONVERSION_FLAGS.fullmatch(flags):
+            body = match.group(1)
+        elif {"H", "T", "-"} & set(flags):
+            return ""
+        elif "R" in flags:
+            return body
+        rules = [_VARIANT_RULE.fullmatch(part) for part in _VARIANT_SPLIT.split(body)]
+        texts = {rule.group(1): rule.group(2).strip() for rule in rules if rule is not None}
+        if len(texts) < len(rules) or not texts.keys() <= set(variants):  # no rules: the text as written
+            return body
+        return next(texts[variant] for variant in variants if variant in texts)
+
+    return _CONVERSION.sub(shown, text)
+
+
 # Pass 4: wiki links -------------------------------------------------------------------------
 
 _LINK_BRACKETS = re.compile(r"\[\[(?!\[)|\]\]")  # in "[[[x]]]" the first "[" is literal
@@ -347,24 +385,30 @@ def _link_cuts(text: str) -> list[Cut]:
 
 def _convert_links(text: str, out: _Builder, site: SiteInfo) -> None:
     """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded, with the
-    letters of the site's link trail after the link (none in Japanese)."""
+    letters of the site's link trail after the link (none in Chinese) and of its link prefix
+    before it (Arabic only)."""
     trails = site.link_trail_pattern
+    prefixes = site.link_prefix_pattern
     pos = 0  # end of what has been emitted
     for start, end, kind in _link_cuts(text):
         if start < pos:  # brackets right after a link trail cannot be: the trail is letters only
             continue
-        out.text(text[pos:start])
+        before = text[pos:start]
         pos = end
-        if kind is None:
-            continue
         target, bar, label = text[start + 2 : end - 2].partition("|")
-        link_kind, bare = link_target_kind(target.strip(), site)
-        if link_kind == "hidden":
+        link_kind, bare = link_target_kind(target.strip(), site) if kind is not None else ("", "")
+        if link_kind in ("", "hidden"):
+            out.text(before)
             continue
         visible = _NESTED_LINK.sub(r"\1", label) if bar else bare
         if link_kind == "other":
-            out.text(visible)
+            out.text(before + visible)
             continue
+        prefix = prefixes.match(before[::-1]) if prefixes is not None else None
+        if prefix is not None:  # the segment since the last link, reversed: linear in the page
+            visible = before[len(before) - prefix.end() :] + visible
+            before = before[: len(before) - prefix.end()]
+        out.text(before)
         trail = trails.match(text, pos) if trails is not None else None
         if trail is not None:
             visible += trail.group()
@@ -443,10 +487,12 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     Templates (except INLINE_TEMPLATES), tables, refs, files, categories, interlanguage links,
     comments and HTML tags are removed; headings keep their words; paragraphs are separated by
     one newline. Spans cover the label, or the target plus link trail (``[[bus]]es`` -> ``buses``).
-    ``site`` says which prefixes name files and categories (``Datei:``, ``Kategorie:``) and what a
-    link trail takes (``[[Straße]]n``); English Wikipedia unless given.
+    ``site`` says which prefixes name files and categories (``Datei:``, ``Kategorie:``), what a
+    link trail takes (``[[Straße]]n``), what a link prefix takes (Arabic ``و[[باريس]]``) and which
+    language variants ``-{...}-`` shows (Chinese); English Wikipedia unless given. Directional
+    marks are removed (module docstring).
     """
-    text = _COMMENT.sub("", wikitext)
+    text = _COMMENT.sub("", DIRECTIONAL_MARKS.sub("", wikitext))
     text = _sub_paired(text, _NOWIKI_OPEN, _NOWIKI_CLOSE, _protect_nowiki)
     text = _NOWIKI_EMPTY.sub(_BREAK, text)
     text = _DROPPED_SELF_CLOSING.sub(_BREAK, text)
@@ -455,6 +501,8 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     text = _BEHAVIOR_SWITCH.sub("", text)
     text = _HEADING.sub(_heading, text)
     text = _LIST_MARKER.sub("", text)
+    if site.variants and "-{" in text:
+        text = _language_conversion(text, site.variants)
     text = _external_links(text)
     text = _BR.sub("\n", text)
     text = _STRAY_REF.sub("", _HTML_TAG.sub("", text))
