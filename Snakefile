@@ -42,6 +42,10 @@ for rules in kind_rules():
 include: "workflow/rules/report.smk"
 
 
+onstart:
+    check_machine()
+
+
 rule all:
     default_target: True
     input:

@@ -14,6 +14,10 @@ import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pelt.registry import TaskKind
 
 _LONGEST = 200  # characters of a problem's description
 
@@ -59,7 +63,8 @@ def yaml_problem(path: str | os.PathLike[str]) -> str | None:
 def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> dict:
     """The config's JSON schema: the workflow's (``path``) with each registered task kind's block
     (:attr:`pelt.registry.TaskKind.schema`, relative to ``root``, the workflow's folder) under
-    ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none;
+    ``tasks:``, so that a kind brings the keys of its tasks and the workflow's schema names none (its
+    hyper-parameters' defaults from its settings: :func:`_settings_defaults`);
     and under ``corpora:`` the registered corpus kinds, the values a corpus's ``kind`` takes, each
     with the keys of its block (:attr:`pelt.registry.CorpusKind.schema`) beside every corpus's, so
     that a corpus kind is one registry entry, not also a schema edit."""
@@ -70,6 +75,7 @@ def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) ->
     for kind in KINDS.values():
         if kind.schema is not None:
             block = _load_yaml(os.path.join(root, kind.schema))
+            _settings_defaults(block, kind)
             for key in ("properties", "patternProperties"):
                 tasks.setdefault(key, {}).update(block.get(key, {}))
             schema.setdefault("$defs", {}).update(block.get("$defs", {}))
@@ -88,6 +94,26 @@ def config_schema(path: str | os.PathLike[str], root: str | os.PathLike[str]) ->
             }
         )
     return schema
+
+
+def _settings_defaults(block: dict, kind: TaskKind) -> None:
+    """The defaults of a kind's hyper-parameters in its schema block, where its tasks take them: its
+    settings dataclass's (:attr:`pelt.registry.TaskKind.settings`, flattened by
+    :func:`pelt.eval.settings.as_record`), the one place each is written, so that the config and a
+    library user calling the runner get the same run. A key the dataclass leaves unset (None) has
+    none; a default the block gives itself stays (Wiki80's epochs, one per training setting)."""
+    from pelt.eval.settings import as_record
+    from pelt.registry import resolve
+
+    if kind.settings is None:
+        return
+    defaults = as_record(resolve(kind.settings)())
+    for entry in [*block.get("properties", {}).values(), *block.get("patternProperties", {}).values()]:
+        if "$ref" in entry:  # a definition of the block's own (FewRel's two keys share one)
+            entry = block["$defs"][entry["$ref"].removeprefix("#/$defs/")]
+        for key in kind.hyperparameters:
+            if key in entry.get("properties", {}) and defaults.get(key) is not None:
+                entry["properties"][key].setdefault("default", defaults[key])
 
 
 def _load_yaml(path: str | os.PathLike[str]) -> dict:

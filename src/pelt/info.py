@@ -8,6 +8,7 @@ Pure Python at import: torch and pyspark are asked for their versions only when 
 
 from __future__ import annotations
 
+import glob
 import importlib.metadata
 import os
 import platform
@@ -15,7 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 # Spark 4 runs on Java 17 and 21 (its documentation); pyspark's gateway fails on anything older.
 MIN_JAVA = 17
@@ -82,10 +84,34 @@ def gpu_problem() -> str | None:
     return None
 
 
-def preflight(*, spark: bool, gpu: bool) -> list[str]:
-    """What a run would miss, one line each: Java where Spark runs, a GPU where one is asked for."""
+def preflight(*, spark: bool, gpu: bool, languages: Sequence[str] = ()) -> list[str]:
+    """What a run would miss, one line each: Java where Spark runs, a GPU where one is asked for, the
+    packages each corpus language's tokenizer needs (:func:`pelt.linking.languages.missing_packages`)."""
     problems = [java_problem() if spark else None, gpu_problem() if gpu else None]
+    if languages:
+        from pelt.linking.languages import missing_packages  # spaCy: only where a corpus is to be linked
+
+        problems += [missing_packages(language) for language in dict.fromkeys(languages)]
     return [p for p in problems if p]
+
+
+def corpus_languages(corpora: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The language of each corpus as its linking job will see it: the configured one, else a
+    Wikipedia dump's own (its header, read from the first file); none where neither is known yet
+    (files still to download; S2ORC's English default needs no package)."""
+    from pelt.corpus.wikipedia.dump import dump_site
+    from pelt.registry import CORPUS_KINDS
+
+    languages = []
+    for corpus in corpora.values():
+        if corpus.get("language"):
+            languages.append(corpus["language"])
+        elif CORPUS_KINDS[corpus["kind"]].has_pages:
+            paths = corpus["path"] if isinstance(corpus["path"], list) else [corpus["path"]]
+            files = sorted(f for p in paths for f in glob.glob(p))
+            if files:
+                languages.append(dump_site(files[0]).language)
+    return languages
 
 
 def report() -> list[tuple[str, str]]:

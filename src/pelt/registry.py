@@ -1,17 +1,18 @@
 """The task kinds, one entry each: what the workflow needs to know of a task, in one place.
 
-A ``tasks:`` entry of the config is of a registered kind: five come with pelt (LAMA, mLAMA, FewRel,
-Wiki80, and an entity list that only asks for a table), and a package of one's own adds more
-(:func:`register`, the config's ``task_kinds``; docs/task-kinds.md); FewRel 2.0 is a FewRel task
-under another key. Each kind names the config keys that hold its data files (whose entities the
-table needs, and the reader that finds them), those that span its grid of runs, its
-hyper-parameters (passed by name to its runner), the runner itself and its settings, how a run's
-setting reads, the benchmarks under which the paper's numbers stand beside its results, and its
-part of the workflow: its rules file and its schema block. A corpus kind (:class:`CorpusKind`,
-a ``corpora:`` entry's) likewise names its rules file, its schema block and whether it has pages;
-a package of one's own adds more alike (the config's ``corpus_kinds``). The shared Snakemake
-rules only map config to paths and ask this module the rest, so that the protocol is unit-tested,
-not only dry-run.
+A ``tasks:`` entry of the config is of a registered kind. Each kind registers itself from its own
+package with :func:`register`: the five that come with pelt (LAMA, mLAMA, FewRel, Wiki80, and an
+entity list that only asks for a table) from theirs, ``pelt.tasks.<kind>``, which this module
+imports; a package of one's own alike, named by the config's ``task_kinds`` (docs/task-kinds.md).
+Each kind names the config keys that hold its data files (whose entities the table needs, and the
+reader that finds them), those that span its grid of runs, its hyper-parameters (passed by name to
+its runner), the runner itself and its settings, how a run's setting reads, the keys that name its
+tasks, the benchmarks under which the paper's numbers stand beside its results, its summaries and
+figures, and its part of the workflow: its rules file and its schema block. A corpus kind
+(:class:`CorpusKind`, a ``corpora:`` entry's) likewise names its rules file, its schema block and
+whether it has pages; a package of one's own adds more alike (the config's ``corpus_kinds``). The
+shared Snakemake rules and the shared report only map config to paths and ask this module the
+rest, so that the protocol is unit-tested, not only dry-run, and no shared file names a kind.
 
 Pure Python on purpose: the Snakefile imports it, in whatever environment Snakemake runs.
 """
@@ -21,8 +22,11 @@ from __future__ import annotations
 import glob
 import importlib
 import os
+import pkgutil
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pelt.eval.variants import NormSource, norm_source
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,18 @@ class TaskKind:
     file_keys: tuple[str, ...] = ()  # every key naming a file the runs read
     grid_keys: tuple[str, ...] = ()  # keys spanning the runs (one job each)
     hyperparameters: tuple[str, ...] = ()  # keys passed as is to the runner, by these names
-    benchmarks: tuple[str, ...] = ()  # what its results report, the keys of the paper's numbers
+    # What its results report: each benchmark (the key of the paper's numbers and of a summary's
+    # `benchmark` column) -> how the tables name it ("fewrel1" -> "FewRel 1.0").
+    benchmarks: Mapping[str, str] = field(default_factory=dict)
     settings: str | None = None  # module:class, the frozen dataclass of its runs' settings
     paper: str | None = None  # module:name, the paper's numbers of its benchmarks (pelt.report.paper)
     reader_keys: tuple[str, ...] = ()  # keys passed by name to the entity reader (an entity list's CSV column)
-    summaries: tuple[str, ...] = ()  # the summary tables of its results (results/eval/summary/<name>.*)
-    figures: tuple[str, ...] = ()  # the report's figures of its results (results/eval/report/<name>.svg)
+    # Its summary tables (results/eval/summary/<name>.*), each with the module:function that writes
+    # one from the results (result files, CSV, Markdown, HTML), and its report figures
+    # (results/eval/report/<name>.svg), each with the module:function that draws one from its rule's
+    # named inputs and ``out_svg``: the shared summary and figure jobs find them here by name.
+    summaries: Mapping[str, str] = field(default_factory=dict)
+    figures: Mapping[str, str] = field(default_factory=dict)
     # Results the default target asks for besides the summaries and figures: paths with {task} and
     # {model} wildcards, one of each configured task of the kind and model, under the run's results
     # folder (``eval/{task}/x.json``: results/eval/... or runs/<run>/results/eval/..., common.smk).
@@ -70,127 +80,44 @@ class TaskKind:
     # each model's without and with the table (LAMA's P@1). None: the kind has none.
     norm_sweep: str | None = None
     headline: str | None = None
+    # module:function, (the headline's results, the norm sweeps) -> the kind's part of the landing
+    # page (pelt.report.headline.HeadlinePart); a kind with ``headline`` leads the page with it.
+    headline_part: str | None = None
+    # The config keys that name a task of the kind besides its own name: other keys (FewRel 2.0's
+    # ``fewrel2``) and a prefix, ``<prefix><anything>`` (an mLAMA language's ``mlama_de``).
+    aliases: tuple[str, ...] = ()
+    prefix: str | None = None
+    # (setting, number of classes) -> the accuracy of guessing, for the chance flags; None: a
+    # classifier's, 1/classes.
+    chance_level: Callable[[str, int | None], float | None] | None = None
+    # The landing page's sentence on what the difference between its variants means.
+    meaning: str | None = None
+    # module:name, its rows of the README's table of the demo's results (pelt.report.demo_table).
+    demo_rows: str | None = None
+    # The release archives its data come in, each path under data/ -> the folder it unpacks to there
+    # (the download rules, config key `download`).
+    archives: Mapping[str, str] = field(default_factory=dict)
+    # The job script of one run, a path like ``rules``, for a kind whose rules are the shared
+    # template of the kinds fine-tuned per setting and seed (:data:`FINETUNING_RULES`).
+    script: str | None = None
 
 
-def _lazy(path: str) -> Callable:
-    """The function a ``module:function`` path names, imported on its first call: a kind's own
-    helpers live in its package (``pelt.tasks.<kind>``), which imports this module."""
-
-    def call(*args, **kwargs):
-        return resolve(path)(*args, **kwargs)
-
-    call.__qualname__ = call.__name__ = path
-    return call
-
-
-_FINETUNING = ("batch_size", "lr", "warmup", "max_length", "missing", "markers", "read_at", "precision")
-KINDS: dict[str, TaskKind] = {
-    "lama": TaskKind(
-        "lama",
-        rules="workflow/rules/tasks/lama.smk",
-        schema="workflow/schemas/tasks/lama.yaml",
-        data_keys=("facts",),
-        file_keys=("facts", "relations", "common_vocab", "common_vocab_lowercased"),
-        hyperparameters=("batch_size", "max_length", "missing"),
-        runner="pelt.tasks.lama.run:run_lama",
-        settings="pelt.tasks.lama.settings:LamaSettings",
-        paper="pelt.tasks.lama.paper:PAPER_RESULTS",
-        entity_reader="pelt.tasks.lama.data:lama_entities",
-        benchmarks=("lama", "lama_frequency"),
-        summaries=("lama", "norm_sweep"),
-        figures=("norm_sweep", "lama_buckets"),
-        run_files=_lazy("pelt.tasks.lama:run_files"),
-        norm_sweep="eval/{task}/{model}/norm_sweep.json",
-        headline="eval/{task}/{model}/{variant}.json",
-    ),
-    "fewrel": TaskKind(
-        "fewrel",
-        rules="workflow/rules/tasks/fewrel.smk",
-        schema="workflow/schemas/tasks/fewrel.yaml",
-        data_keys=("train", "val", "test"),
-        file_keys=("train", "val", "test", "exclude"),
-        grid_keys=("settings", "seeds", "control_seeds"),
-        hyperparameters=(
-            *_FINETUNING,
-            "steps",
-            "eval_every",
-            "val_episodes",
-            "test_episodes",
-            "n_query",
-            "train_n_query",
-            "val_relations",
-            "dropout",
-            "warmup_steps",
-            "bias_correction",
-            "max_grad_norm",
-            "first_eval",
-        ),
-        runner="pelt.tasks.fewrel.run:run_fewrel",
-        settings="pelt.tasks.fewrel.settings:FewRelSettings",
-        paper="pelt.tasks.fewrel.paper:PAPER_RESULTS",
-        entity_reader="pelt.tasks.fewrel.data:fewrel_entities",
-        benchmarks=("fewrel1", "fewrel2"),
-        summaries=("fewrel",),
-        figures=("fewrel",),
-        default_files=_lazy("pelt.tasks.fewrel:default_files"),
-        run_files=_lazy("pelt.tasks.fewrel:run_files"),
-        settings_key="settings",
-        setting_options=_lazy("pelt.tasks.fewrel:setting_options"),
-    ),
-    "wiki80": TaskKind(
-        "wiki80",
-        rules="workflow/rules/tasks/wiki80.smk",
-        schema="workflow/schemas/tasks/wiki80.yaml",
-        data_keys=("train", "dev", "test"),
-        file_keys=("train", "dev", "test", "label2id"),
-        grid_keys=("seeds", "control_seeds"),  # and the training settings, the keys of `train`
-        hyperparameters=(*_FINETUNING, "epochs"),
-        runner="pelt.tasks.wiki80.run:run_wiki80",
-        settings="pelt.tasks.wiki80.settings:Wiki80Settings",
-        paper="pelt.tasks.wiki80.paper:PAPER_RESULTS",
-        entity_reader="pelt.tasks.wiki80.data:wiki80_entities",
-        benchmarks=("wiki80",),
-        summaries=("wiki80",),
-        figures=("wiki80",),
-        run_files=lambda name, task, tasks, setting: resolve("pelt.tasks.wiki80:wiki80_run_files")(task, setting),
-        check=lambda name, task: resolve("pelt.tasks.wiki80:check_epochs")(task),
-        settings_key="train",
-    ),
-    # mLAMA (Kassner et al. 2021): one task per language, `mlama_<language>`, each with the table of
-    # its language's corpus (docs/languages.md).
-    "mlama": TaskKind(
-        "mlama",
-        rules="workflow/rules/tasks/mlama.smk",
-        schema="workflow/schemas/tasks/mlama.yaml",
-        data_keys=("facts",),  # the language's fact files in `release` (pelt.tasks.mlama)
-        file_keys=("release",),
-        hyperparameters=("batch_size", "max_length", "missing"),
-        runner="pelt.tasks.mlama.run:run_mlama",
-        settings="pelt.tasks.mlama.settings:MlamaSettings",
-        entity_reader="pelt.tasks.lama.data:lama_entities",  # LAMA's layout: sub_label, sub_uri
-        summaries=("mlama",),
-        figures=("mlama",),
-        default_files=_lazy("pelt.tasks.mlama:default_files"),
-        run_files=_lazy("pelt.tasks.mlama:run_files"),
-    ),
-    # Your own entities: a table for them, no evaluation (docs/own-entities.md).
-    "entities": TaskKind(
-        "entities",
-        schema="workflow/schemas/tasks/entities.yaml",
-        data_keys=("entities",),
-        file_keys=("entities",),
-        runner=None,
-        entity_reader="pelt.tasks.entities.data:listed_entities",
-        reader_keys=("column", "qid_column"),
-    ),
-}
+# The task kinds by name: the built-in kinds' (each registered by its package, pelt.tasks.<kind>,
+# which this module imports last) in the order of their names, then those of the packages the
+# config's `task_kinds` names, as they register.
+KINDS: dict[str, TaskKind] = {}
+# The rules template of the kinds fine-tuned per setting and seed whose job has one shape (a run's
+# files, the table, L, the options of its setting and seed): a kind's entry points its ``rules``
+# here and names its job ``script``; the template gives each such kind its rule, named after it.
+FINETUNING_RULES = "workflow/rules/tasks/finetuning.smk"
 
 
 def register(kind: TaskKind | CorpusKind) -> TaskKind | CorpusKind:
-    """Adds a task kind (to :data:`KINDS`) or a corpus kind (to :data:`CORPUS_KINDS`) from outside
-    pelt (a package the config's ``task_kinds`` or ``corpus_kinds`` names, which calls this when
-    imported): from then on it is a kind like the built-in ones, to the registry and the workflow
-    (docs/task-kinds.md). A name already taken is refused, not replaced."""
+    """Adds a task kind (to :data:`KINDS`) or a corpus kind (to :data:`CORPUS_KINDS`), as its package
+    calls it when imported: pelt's own task kinds' (``pelt.tasks.<kind>``) and the packages the
+    config's ``task_kinds`` or ``corpus_kinds`` names alike, so that a kind from outside pelt is a kind
+    like the built-in ones, to the registry, the workflow and the report (docs/task-kinds.md). A name
+    already taken is refused, not replaced."""
     kinds, key = (CORPUS_KINDS, "corpus_kinds") if isinstance(kind, CorpusKind) else (KINDS, "task_kinds")
     if kinds.get(kind.name, kind) != kind:
         what = key.removesuffix("_kinds")
@@ -250,24 +177,30 @@ def domains_with_pages(corpora: Mapping[str, Mapping], has_pages: bool) -> list[
     return [name for name, corpus in corpora.items() if CORPUS_KINDS[corpus["kind"]].has_pages == has_pages]
 
 
-# Config keys of FewRel tasks and the benchmark each reports (the paper's Table 2).
-FEWREL_BENCHMARKS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
 # Keys every task may carry besides its kind's: the corpus whose table it uses (and, FewRel 2.0,
 # whose table serves training), and an explicit kind.
 DOMAIN_KEYS = ("domain", "train_domain", "kind")
 
 
 def kind_of(name: str, task: Mapping | None = None) -> TaskKind:
-    """The kind of the task configured under ``name``: its ``kind`` field, else its key (FewRel 2.0's
-    key names a FewRel task, ``entities_<anything>`` an entity list: one per domain or file layout;
-    ``mlama_<language>`` an mLAMA language)."""
-    default = "fewrel" if name in FEWREL_BENCHMARKS else name
-    for prefix in ("entities_", "mlama_"):
-        default = prefix.rstrip("_") if name.startswith(prefix) else default
-    kind = (task or {}).get("kind") or default
+    """The kind of the task configured under ``name``: its ``kind`` field, else the kind its key
+    names (:func:`kind_named`)."""
+    kind = (task or {}).get("kind") or kind_named(name)
     if kind not in KINDS:
         raise ValueError(f"tasks.{name}: unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
     return KINDS[kind]
+
+
+def kind_named(key: str) -> str:
+    """The kind a task's key names: the kind of that name, else the kind that takes it as one of its
+    ``aliases`` (FewRel 2.0's key names a FewRel task), else the kind whose ``prefix`` it starts with
+    (``entities_<anything>`` an entity list, ``mlama_<language>`` an mLAMA language); else the key
+    itself, which no kind answers to."""
+    if key in KINDS:
+        return key
+    named = [kind.name for kind in KINDS.values() if key in kind.aliases]
+    named += [kind.name for kind in KINDS.values() if kind.prefix and key.startswith(kind.prefix)]
+    return named[0] if named else key
 
 
 def expand_globs(patterns: str | list[str] | Mapping[str, str], what: str) -> list[str]:
@@ -390,6 +323,50 @@ def finetuning_summaries() -> list[str]:
     return list(dict.fromkeys(s for kind in KINDS.values() if kind.settings_key is not None for s in kind.summaries))
 
 
+def summary_writer(name: str) -> str:
+    """The module:function that writes the summary table ``name`` (its kind's ``summaries``): what
+    the shared summary job calls."""
+    return _named(name, "summaries")
+
+
+def figure_writer(name: str) -> str:
+    """The module:function that draws the report figure ``name`` (its kind's ``figures``): what the
+    shared figure job calls."""
+    return _named(name, "figures")
+
+
+def _named(name: str, part: str) -> str:
+    found = [getattr(kind, part)[name] for kind in KINDS.values() if name in getattr(kind, part)]
+    if not found:
+        raise ValueError(f"no registered task kind has {part} named {name!r}")
+    return found[0]
+
+
+def kinds_with_rules(rules: str) -> list[TaskKind]:
+    """The kinds whose entries point at the rules file ``rules`` (:data:`FINETUNING_RULES`, a
+    template): those it gives a rule each."""
+    return [kind for kind in KINDS.values() if kind.rules == rules]
+
+
+def benchmark_kind(benchmark: str) -> TaskKind | None:
+    """The kind whose results report ``benchmark`` (its ``benchmarks``; a kind without the paper's
+    numbers reports under its own name); None where no kind does."""
+    return next((kind for kind in KINDS.values() if benchmark in kind.benchmarks), KINDS.get(benchmark))
+
+
+def benchmark_label(benchmark: str) -> str:
+    """How the tables, figures and the landing page name a benchmark ("fewrel1": "FewRel 1.0"); an
+    unknown one by its key."""
+    kind = benchmark_kind(benchmark)
+    return kind.benchmarks.get(benchmark, benchmark) if kind else benchmark
+
+
+def archives() -> dict[str, str]:
+    """The release archives the kinds' data come in (path under data/ -> the folder it unpacks to):
+    what the download rules unpack."""
+    return {path: folder for kind in KINDS.values() for path, folder in kind.archives.items()}
+
+
 def norm_sweeps(tasks: Mapping[str, Mapping]) -> list[str]:
     """The norm sweeps of the configured tasks (paths with a {model} wildcard; a kind's
     ``norm_sweep``), the first the one that chooses L (:func:`norm_sweep`)."""
@@ -401,12 +378,13 @@ def norm_sweeps(tasks: Mapping[str, Mapping]) -> list[str]:
 
 
 def norm_sweep(model: Mapping, tasks: Mapping[str, Mapping]) -> str | None:
-    """The sweep (a path with a {model} wildcard) whose best L a model's runs with the table take:
-    the first configured task's whose kind sweeps L (LAMA's: the paper picks L on the knowledge
-    probe, section 3.1); None where a norm in the config wins, or where no task sweeps (L is then
-    the table's default, the model family's)."""
+    """The sweep (a path with a {model} wildcard) whose best L a model's runs with the table take,
+    and so wait for: the first configured task's whose kind sweeps L (LAMA's: the paper picks L on
+    the knowledge probe, section 3.1), where it decides L (:func:`pelt.eval.variants.norm_source`:
+    not where the config sets a norm); None where it does not, or no task sweeps (L is then the
+    table's default, the model family's)."""
     sweeps = norm_sweeps(tasks)
-    return sweeps[0] if sweeps and model.get("norm") is None else None
+    return sweeps[0] if norm_source(model.get("norm"), bool(sweeps)) is NormSource.SWEEP else None
 
 
 def headline_results(tasks: Mapping[str, Mapping]) -> list[str]:
@@ -417,3 +395,21 @@ def headline_results(tasks: Mapping[str, Mapping]) -> list[str]:
         for name, task in tasks.items()
         if (kind := kind_of(name, task)).headline is not None
     ]
+
+
+def _register_builtin_kinds() -> None:
+    """Imports every package of :mod:`pelt.tasks`, each built-in kind's registering it as a package
+    from outside pelt does (``relation``, what two kinds share, registers none), so that a new
+    package is a new kind with no list to add it to; then orders :data:`KINDS` by name, whichever
+    package imported another first (FewRel's imports Wiki80's). ``pelt.tasks`` comes from
+    ``importlib``: where a kind's module is imported first, it is still being imported, and not yet
+    an attribute of ``pelt``."""
+    tasks = importlib.import_module("pelt.tasks")
+    for package in pkgutil.iter_modules(tasks.__path__, f"{tasks.__name__}."):
+        if package.ispkg:
+            importlib.import_module(package.name)
+    for name in sorted(KINDS):
+        KINDS[name] = KINDS.pop(name)
+
+
+_register_builtin_kinds()

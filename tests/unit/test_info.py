@@ -64,3 +64,26 @@ def test_pelt_info_prints_versions_and_hardware_and_fails_on_what_is_missing(tmp
     out = capsys.readouterr().out
     assert any(line.startswith("Java") and line.endswith("not found") for line in out.splitlines())
     assert out.splitlines()[-1].startswith("missing: Java not found")
+
+
+def test_a_corpus_language_whose_tokenizer_lacks_its_package_is_one_line(monkeypatch):
+    import importlib.util
+
+    assert info.preflight(spark=False, gpu=False, languages=["en", "ja", "de"]) == []  # all installed here
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sudachipy" else find_spec(name))
+    (problem,) = info.preflight(spark=False, gpu=False, languages=["en", "ja", "ja"])
+    assert problem.startswith("language 'ja'") and "sudachipy" in problem and "\n" not in problem
+
+
+def test_a_corpus_language_is_the_configured_one_else_the_dumps_own():
+    from conftest import REPO
+
+    demo = str(REPO / "resources" / "demo" / "wikipedia" / "demo-pages-articles.xml.bz2")
+    corpora = {
+        "wikipedia": {"kind": "wikipedia", "path": demo},
+        "dewiki": {"kind": "wikipedia", "path": demo, "language": "de"},
+        "biomed": {"kind": "s2orc", "path": "nowhere/*.jsonl"},
+        "later": {"kind": "wikipedia", "path": "data/not-downloaded-*.bz2"},
+    }
+    assert info.corpus_languages(corpora) == ["en", "de"]

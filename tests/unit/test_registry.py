@@ -109,8 +109,7 @@ def test_a_new_task_kind_is_one_registry_entry(tmp_path, monkeypatch):
         hyperparameters=("lr",),
         runner="toy:run_toy",  # resolved by the job, never while planning
         entity_reader="pelt.tasks.entities.data:listed_entities",
-        benchmarks=(),
-        summaries=("toy",),
+        summaries={"toy": "toy:write_summary"},
         run_files=lambda name, task, tasks, setting: {"items": task["items"], "round": setting},
         settings_key="rounds",
     )
@@ -204,17 +203,6 @@ def test_a_kinds_sweep_and_headline_results_are_outputs_of_its_rules(kind):
         assert re.search(rf"^\s+(\w+=)?results\(\"{re.escape(path)}\"\),$", text, re.M), path
 
 
-def test_the_shared_rules_name_no_task_kind():
-    """The shared rules files ask the registry (the norm sweep, the headline, the fine-tuning kinds)
-    and name no task kind: not as a string, a path segment nor a rule."""
-    names = {*registry.KINDS, *registry.FEWREL_BENCHMARKS}
-    for path in [REPO / "Snakefile", *(REPO / "workflow" / "rules").glob("*.smk")]:
-        text = path.read_text()
-        for name in names:
-            named = re.search(rf"[\"']{name}[\"'/]|/{name}/|^rule {name}\b", text, re.M)
-            assert named is None, (path.name, named.group(0))
-
-
 @pytest.mark.parametrize("kind", ["fewrel", "wiki80"])
 def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
     schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
@@ -229,9 +217,10 @@ def test_every_configurable_key_has_a_role_and_reaches_the_runner(kind):
 
 def test_every_kind_names_a_reader_and_the_papers_benchmarks():
     from pelt.report.paper import PAPER_RESULTS
+    from pelt.tasks.fewrel import BENCHMARKS
 
     assert sorted(b for kind in registry.KINDS.values() for b in kind.benchmarks) == sorted(PAPER_RESULTS)
-    assert set(registry.FEWREL_BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)
+    assert set(BENCHMARKS.values()) == set(registry.KINDS["fewrel"].benchmarks)
     for kind in registry.KINDS.values():
         assert callable(registry.resolve(kind.entity_reader))
         assert (kind.runner is None) == (kind.name == "entities")  # only an entity list evaluates nothing
@@ -240,6 +229,45 @@ def test_every_kind_names_a_reader_and_the_papers_benchmarks():
         assert set(registry.resolve(kind.paper) if kind.paper else {}) == set(kind.benchmarks)
         assert (kind.settings is None) == (kind.runner is None)
         assert kind.settings is None or registry.resolve(kind.settings).__module__ == f"pelt.tasks.{kind.name}.settings"
+
+
+@pytest.mark.parametrize("kind", list(registry.KINDS.values()), ids=lambda kind: kind.name)
+def test_each_built_in_kind_registers_itself_from_its_package(kind):
+    """Issue 53: a built-in kind is its package, registered as one from outside pelt is; its summaries
+    and figures are found through its entry, each in its package or the fine-tuning kinds' shared figure."""
+    assert registry.resolve(f"pelt.tasks.{kind.name}:KIND") is kind
+    for writer in [*kind.summaries.values(), *kind.figures.values()]:
+        module = writer.partition(":")[0]
+        assert callable(registry.resolve(writer)) and module.startswith((f"pelt.tasks.{kind.name}.", "pelt.report.")), (
+            writer
+        )
+    assert all(registry.summary_writer(name) == writer for name, writer in kind.summaries.items())
+    assert all(registry.figure_writer(name) == writer for name, writer in kind.figures.items())
+    assert kind.rules is None or (REPO / kind.rules).exists()
+    assert (kind.rules == registry.FINETUNING_RULES) == (kind.script is not None)
+
+
+def test_the_kinds_name_their_tasks_benchmarks_and_chance():
+    """Aliases, key prefixes, the tables' names of benchmarks and the chance level are the kinds'."""
+    assert [registry.kind_named(key) for key in ("fewrel2", "mlama_de", "entities_drugs", "wiki80", "toy")] == [
+        "fewrel",
+        "mlama",
+        "entities",
+        "wiki80",
+        "toy",
+    ]
+    assert [registry.benchmark_label(b) for b in ("fewrel1", "fewrel2", "wiki80", "other")] == [
+        "FewRel 1.0",
+        "FewRel 2.0",
+        "Wiki80",
+        "other",
+    ]
+    assert registry.benchmark_kind("fewrel2").name == "fewrel" and registry.benchmark_kind("other") is None
+    assert registry.KINDS["fewrel"].chance_level("10-1", None) == 0.1 and registry.KINDS["wiki80"].chance_level is None
+    assert registry.archives() == {"LAMA/data.zip": "LAMA/release", "mLAMA/mlama1.1.zip": "mLAMA/release"}
+    assert [kind.name for kind in registry.kinds_with_rules(registry.FINETUNING_RULES)] == ["fewrel", "wiki80"]
+    with pytest.raises(ValueError, match="no registered task kind has summaries named 'nothing'"):
+        registry.summary_writer("nothing")
 
 
 def test_a_kind_from_outside_pelt_registers_once(monkeypatch):
@@ -290,7 +318,7 @@ def test_a_corpus_kinds_schema_block_holds_its_own_keys(tmp_path, monkeypatch):
 def test_each_kinds_schema_block_joins_the_config_schema(tmp_path, monkeypatch):
     # the workflow's schema names no kind; each kind's keys come from its block
     workflow = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
-    assert list(workflow["properties"]["tasks"]["properties"]) == ["lama", "fewrel", "fewrel2", "wiki80", "entities"]
+    assert list(workflow["properties"]["tasks"]["properties"]) == ["entities", "fewrel", "fewrel2", "lama", "wiki80"]
     (tmp_path / "toy.yaml").write_text("properties:\n  toy: {type: object, properties: {n: {default: 3}}}\n")
     toy = registry.TaskKind(
         "toy", data_keys=(), runner=None, entity_reader="toy:read", schema=str(tmp_path / "toy.yaml")
@@ -303,21 +331,60 @@ def test_each_kinds_schema_block_joins_the_config_schema(tmp_path, monkeypatch):
     assert config["tasks"]["toy"] == {"n": 3} and config["sampling"]["entities"] == "on_demand"
 
 
-@pytest.mark.parametrize("kind", ["lama", "fewrel", "wiki80"])
-def test_the_runners_defaults_are_the_schemas(kind):
-    # defaults live in one place: a library user calling the runner gets what the workflow would run
+SETTINGS = {name: registry.resolve(kind.settings) for name, kind in registry.KINDS.items() if kind.settings}
+
+
+def _task_properties(kind: registry.TaskKind) -> tuple[dict, dict]:
+    """The properties a task of the kind takes: in its schema block as written, and in the config's
+    schema as built (pelt.config.config_schema)."""
+    block = yaml.safe_load((REPO / kind.schema).read_text())
     schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
-    tasks = schema["properties"]["tasks"]["properties"]
-    properties = (schema["$defs"]["fewrel"] if kind == "fewrel" else tasks[kind])["properties"]
-    entry = registry.KINDS[kind]
-    defaults = settings.as_record(SETTINGS[kind]())
-    for key in entry.hyperparameters:
-        default = properties[key].get("default")
-        if default is not None and not isinstance(default, dict):  # Wiki80's epochs: one per setting
-            assert defaults[key] == default, key
+    section, key = next(
+        (section, key) for section in ("properties", "patternProperties") for key in block.get(section, {})
+    )
+
+    def resolved(entry: dict, defs: dict) -> dict:
+        return (defs[entry["$ref"].rsplit("/", 1)[1]] if "$ref" in entry else entry)["properties"]
+
+    tasks = schema["properties"]["tasks"]
+    return resolved(block[section][key], block.get("$defs", {})), resolved(tasks[section][key], schema["$defs"])
 
 
-SETTINGS = {kind: registry.resolve(registry.KINDS[kind].settings) for kind in ("lama", "fewrel", "wiki80")}
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_each_default_is_written_once_in_the_settings_and_taken_by_the_schema(name):
+    """Issue 53: a hyper-parameter's default (read_at's too) is written in its kind's settings only;
+    the config schema takes it from there (pelt.config.config_schema), so that a library user
+    calling the runner gets what the workflow would run; the kind's block states none of them (a
+    per-setting mapping, Wiki80's epochs, is the config's own)."""
+    kind = registry.KINDS[name]
+    defaults = settings.as_record(SETTINGS[name]())
+    block, properties = _task_properties(kind)
+    for key in kind.hyperparameters:
+        assert properties[key].get("default") == defaults[key] or isinstance(properties[key].get("default"), dict), key
+        assert "default" not in block[key] or isinstance(block[key]["default"], dict), key
+    raw = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())["$defs"]
+    assert not any("default" in raw[name] for name in ("missing", "markers", "read_at")), "filled from beside each $ref"
+
+
+def test_lama_uhns_default_is_the_librarys():
+    """LAMA-UHN's filter takes its own options (no settings dataclass): the schema's default of
+    ``top_k`` is the library's, and the job passes the config's."""
+    from pelt.tasks.lama.uhn import TOP_K
+
+    block, _ = _task_properties(registry.KINDS["lama"])
+    assert block["uhn"]["properties"]["top_k"]["default"] == TOP_K
+    assert 'uhn["top_k"]' in (REPO / "workflow" / "scripts" / "lama_uhn.py").read_text()
+
+
+def test_the_schemas_named_choices_are_the_librarys():
+    """The values the config takes for read_at and markers are those pelt.eval.settings knows, and
+    for missing those the injection knows."""
+    from pelt.encoding.injection import MISSING
+
+    defs = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)["$defs"]
+    assert defs["read_at"]["enum"] == list(settings.READ_AT)
+    assert defs["markers"]["enum"] == list(settings.MARKERS)
+    assert defs["missing"]["enum"] == list(MISSING)
 
 
 def _settings_keys(kind: str) -> set[str]:

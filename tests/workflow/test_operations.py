@@ -49,6 +49,7 @@ from demo_run import (
     write_dump,
 )
 
+from pelt import registry
 from pelt.corpus.s2orc import build_s2orc_corpus
 from pelt.corpus.wikipedia.build import build_wikipedia_corpus
 from pelt.corpus.wikipedia.dump import iter_dump_pages
@@ -88,12 +89,16 @@ def test_slurm_profile_names_real_rules_and_sizes_every_job(tmp_path):
     named = set(profile["set-threads"]) | set(profile["set-resources"])
     assert named <= set(rules.stdout.split()), named - set(rules.stdout.split())
 
+    gpu = re.compile(r"^\s+resources:\n(?:\s+\w+=.*\n)*\s+gpu=1,", re.M)
     declared_gpu = {
         rule
         for path in (REPO / "workflow" / "rules").rglob("*.smk")
         for rule, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", path.read_text(), re.M)
-        if re.search(r"^\s+resources:\n(?:\s+\w+=.*\n)*\s+gpu=1,", body, re.M)
+        if gpu.search(body)
     }
+    # the fine-tuning kinds' rules, one per kind named after it, from one template
+    if gpu.search((REPO / registry.FINETUNING_RULES).read_text()):
+        declared_gpu |= {kind.name for kind in registry.kinds_with_rules(registry.FINETUNING_RULES)}
     assert GPU_RULES <= declared_gpu
     for rule in declared_gpu:  # in the demo's DAG or not
         assert profile["set-resources"][rule]["gpu"] == 1 and profile["set-resources"][rule]["mem_mb"] >= 16000

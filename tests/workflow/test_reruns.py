@@ -35,6 +35,8 @@ from demo_run import (
     write_dump,
 )
 
+from pelt import registry
+
 
 def test_finished_run_has_nothing_to_do(finished):
     assert planned(finished) == Counter()
@@ -56,6 +58,7 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
         for path in (rules / "evaluation.smk", rules / "report.smk", *(rules / "tasks").glob("*.smk"))
         for rule in re.findall(r"^rule (\w+):", path.read_text(), re.M)
     ]
+    evaluation += [kind.name for kind in registry.kinds_with_rules(registry.FINETUNING_RULES)]  # the template's
     return Counter({rule: n for rule, n in jobs.items() if rule not in {*evaluation, "all"}}), run.stdout
 
 

@@ -1,5 +1,6 @@
 """A task kind is a plug-in (issue 27): the toy kind of docs/task-kinds.md, written from that page,
-registers itself from a package outside pelt, and the workflow plans and runs it."""
+registers itself from a package outside pelt, and the workflow plans and runs it; so does a corpus
+kind, and a kind fine-tuned per setting and seed like Wiki80 (issue 53: tests/toy_kind.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import yaml
 from conftest import REPO
 from demo_run import planned_jobs, snakemake, write_config
+from toy_kind import CONFIG_LINE, KIND, write_kind, write_task
 
 DOC = REPO / "docs" / "task-kinds.md"
 # A file of the page: its path in backquotes ending a line, then its fenced block.
@@ -107,3 +109,34 @@ def test_a_toy_corpus_kinds_keys_are_its_own(tmp_path, monkeypatch):
     out = run.stdout + run.stderr
     assert "corpora.biomed.min_chars: unknown key; known keys: kind, path, language, kinds" in out, out[-3000:]
     assert "corpora.notes.min_char: unknown key; did you mean 'min_chars'?" in out, out[-3000:]
+
+
+def test_a_wiki80_like_kind_is_planned_from_its_own_package(tmp_path, monkeypatch):
+    """Issue 53: the toy fine-tuning kind of tests/toy_kind.py, its package and one config line: pelt's
+    template gives it its rule (named after it) and the shared summary, figure and landing page take
+    its runs, as they take Wiki80's."""
+    write_kind(tmp_path / "kinds")
+    config = write_config(tmp_path)
+    config.update(CONFIG_LINE)
+    config["tasks"][KIND] = write_task(tmp_path, "wikipedia")
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "kinds"), os.environ.get("PYTHONPATH", "")]))
+    plan = snakemake(tmp_path, "-n")
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    jobs = planned_jobs(plan.stdout)
+    runs = sorted(job["output"][0] for job in jobs if job["rule"] == KIND)
+    wiki80 = {job["output"][0].split("/", 3)[3] for job in jobs if job["rule"] == "wiki80"}
+    variants = {path.split("/")[1] for path in wiki80}  # as Wiki80's, on the same domain
+    assert {"baseline", "pelt", "permuted", "random"} <= variants
+    assert runs == sorted(
+        f"results/eval/{KIND}/demo/{variant}/{setting}/seed{seed}.json"
+        for variant in variants
+        for setting in ("50%", "100%")
+        for seed in (1, 2)
+    )
+    (summary,) = [job for job in jobs if job["rule"] == "finetuning_summary" and f"/{KIND}." in job["output"][0]]
+    assert sorted(summary["input"]) == runs
+    (figure,) = [job for job in jobs if job["rule"] == "finetuning_plot" and f"/{KIND}." in job["output"][0]]
+    assert figure["output"] == [f"results/eval/report/{KIND}.svg"]
+    (headline,) = [job for job in jobs if job["rule"] == "headline"]
+    assert set(runs) <= set(headline["input"])

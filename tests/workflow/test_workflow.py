@@ -753,3 +753,21 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
     assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
     assert "frequency_plot" in jobs and "headline" not in jobs
+
+
+def test_a_machine_without_java_is_refused_in_a_line_before_any_job(tmp_path):
+    """The corpus stage runs on Spark: without Java the run stops when it starts, before any job, in
+    one line naming what to install (not the forty lines of a failed Spark gateway in a job's log);
+    a dry run still plans."""
+    import os
+
+    write_config(tmp_path)
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-jdk")}
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
+    run = subprocess.run([*command, "--cores", "1"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "this machine lacks what the run needs:" in out, out[-3000:]
+    assert "Java not found (JAVA_HOME=" in out and "openjdk-17" in out and "Traceback" not in out
+    assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()  # no job started
+    planned = subprocess.run([*command, "-n"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert planned.returncode == 0, planned.stderr[-3000:]

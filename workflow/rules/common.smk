@@ -256,14 +256,12 @@ def kind_settings(kind):
 
 def kind_rules():
     """The rules files of the registered corpus and task kinds (pelt.registry.CORPUS_KINDS and KINDS),
-    as the Snakefile includes them: the kinds' own jobs, which no other rules file names.
+    each once (the fine-tuning kinds share a template: pelt.registry.FINETUNING_RULES), as the
+    Snakefile includes them: the kinds' own jobs, which no other rules file names.
     """
     kinds = [*registry.CORPUS_KINDS.values(), *registry.KINDS.values()]
-    return [
-        os.path.join(workflow.basedir, kind.rules)
-        for kind in kinds
-        if kind.rules is not None
-    ]
+    paths = [os.path.join(workflow.basedir, kind.rules) for kind in kinds if kind.rules]
+    return list(dict.fromkeys(paths))
 
 
 def task_domains():
@@ -540,8 +538,29 @@ def check_entities_are_named():
         and not task_domains()
     ):
         raise WorkflowError(
-            "tasks: none names an entity, so no table would be built; add tasks.entities (a list of"
-            " Wikipedia titles, QIDs or names) or set sampling.entities: all"
+            "tasks: none names an entity, so no table would be built; add an entity list (a list of"
+            " Wikipedia titles, QIDs or names: docs/own-entities.md) or set sampling.entities: all"
+        )
+
+
+def check_machine():
+    """What this machine lacks for the run (pelt.info.preflight), one line each, refused when the run
+    starts and before any job does: Java where a Spark stage is still to run, the packages of each
+    corpus language's tokenizer, a GPU the config asks for. A dry run plans without asking.
+    """
+    from pelt.info import corpus_languages, preflight
+
+    spark = any(
+        not os.path.exists(results(f"samples/{d}/counts.json")) for d in CORPORA
+    )
+    problems = preflight(
+        spark=spark,
+        gpu=lookup(dpath="encoding/device", within=config) == "cuda",
+        languages=corpus_languages(CORPORA) if spark else (),
+    )
+    if problems:
+        raise WorkflowError(
+            "this machine lacks what the run needs:\n" + "\n".join(problems)
         )
 
 
@@ -575,8 +594,8 @@ ENWIKI_FILES = (
     "|".join(re.escape(name) for name in DOWNLOAD.get("enwiki_files", [])) or NEVER
 )
 RELEASE_FILES = "|".join(re.escape(path) for path in RELEASES) or NEVER
-# The release archives a download unpacks (path under data/ -> its folder): LAMA's and mLAMA's.
-ARCHIVES = {"LAMA/data.zip": "LAMA/release", "mLAMA/mlama1.1.zip": "mLAMA/release"}
+# The release archives a download unpacks (path under data/ -> its folder): the task kinds' (pelt.registry.archives).
+ARCHIVES = registry.archives()
 
 
 def archive_of(wildcards):

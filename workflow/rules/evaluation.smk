@@ -1,6 +1,7 @@
-# Evaluation: LAMA P@1 for each model, without (baseline) and with (pelt) the table; the norm sweep;
-# FewRel 1.0 / 2.0 and Wiki80 fine-tuning, one job per task, model, variant, setting and seed; their
-# summary tables (CSV, Markdown, and HTML for the report). The report's figures: report.smk.
+# Evaluation, what every task kind shares: the table's controls, and the summary tables (CSV,
+# Markdown, and HTML for the report) of the kinds fine-tuned per setting and seed, each written by its
+# kind's writer (pelt.registry.summary_writer). The kinds' own runs: their rules files
+# (workflow/rules/tasks/); the report's figures: report.smk.
 # The many small jobs (one LAMA variant, one fine-tuning seed) take one thread each: on the demo's
 # two cores two of them run side by side, 1.6 times the throughput of one job on two threads (the
 # 24 FewRel runs: 216 s instead of 349 s, the same accuracies); profiles/slurm sets cluster threads.
@@ -43,4 +44,4 @@ rule finetuning_summary:
     conda:
         "../../envs/torch.yaml"
     script:
-        "../scripts/finetuning_summary.py"
+        "../scripts/summary.py"

@@ -23,7 +23,7 @@ rule headline:
 
 rule finetuning_plot:
     input:
-        results("eval/summary/{summary}.csv"),
+        summary_csv=results("eval/summary/{summary}.csv"),
     output:
         report(
             results("eval/report/{summary}.svg"),
@@ -39,7 +39,7 @@ rule finetuning_plot:
     conda:
         "../../envs/torch.yaml"
     script:
-        "../scripts/finetuning_plot.py"
+        "../scripts/figure.py"
 
 
 rule coverage:

@@ -12,5 +12,5 @@ build_uhn(
     snakemake.output[0],
     person_model=snakemake.params.person_model,
     queries=uhn.get("person_relations", PERSON_NAME_QUERIES),
-    top_k=uhn.get("top_k", 3),
+    top_k=uhn["top_k"],  # the schema's default where the config sets none
 )

@@ -7,8 +7,9 @@ A run's hyper-parameters used to travel as 25 to 40 keyword arguments, each spel
 runner's signature, its training loop and its result. Here each is written once: the workflow's
 job script parses the options the registry gives it (:func:`pelt.registry.runner_options`) into
 these objects, the runner reads them, and the result records them whole (:func:`as_record`).
-Their defaults are the kinds' schema blocks' (``tests/unit/test_registry.py`` keeps them in step),
-so that a library user calling a runner gets what the workflow would run.
+Their defaults are written here and in the kinds' settings only: the config schema takes them
+(:func:`pelt.config.config_schema`), so that a library user calling a runner gets what the workflow
+would run.
 
 Pure Python, no torch: the numbers are checked when the settings are made, before a model is
 loaded; the named choices (markers, read_at, missing, precision) where they are looked up.
@@ -93,6 +94,7 @@ def markers_named(markers: str | Markers) -> Markers:
 
 # Where the relation encoder reads an entity, each named as the summaries and the report name it:
 # the paper reads its start marker; the other two are this project's options beside the protocol.
+# The config schema's `read_at` takes these values (tests/unit/test_registry.py checks its enum).
 READ_AT = {
     "markers": "at the start markers (the paper's protocol)",
     "slots": "at the slots the table filled, else the start markers (this project's option, not the paper's)",

@@ -1,6 +1,7 @@
 """The README's table of the demo's results ("What the demo shows"), rendered from a run's summary
-CSVs (``results/eval/summary/{lama,fewrel,wiki80}.csv``), so that every number in it comes from an
-output file. ``python -m pelt.report.demo_table SUMMARY_DIR`` prints it (``make demo-table``);
+CSVs (``results/eval/summary/<name>.csv``), so that every number in it comes from an output file:
+each task kind names its rows (its registry entry's ``demo_rows``), the kind that leads the
+landing page first. ``python -m pelt.report.demo_table SUMMARY_DIR`` prints it (``make demo-table``);
 ``benchmarks/demo-results/`` keeps the CSVs of the run the README quotes, and
 ``tests/workflow/test_docs_examples.py`` checks that the README's table is this rendering of them.
 """
@@ -10,27 +11,36 @@ from __future__ import annotations
 import csv
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
+
+from pelt.registry import KINDS, resolve
 
 VARIANTS = ("baseline", "pelt", "permuted", "random", "swapped")
 CONTROLS = ("permuted", "random")
 # A pelt cell is bold where it is more than this many points above the baseline and both controls.
 BOLD_MARGIN = 1.0
 HEADER = "| measured (%) | " + " | ".join(VARIANTS) + " |"
-# (row label, summary file, how to find the row's cells in it)
-LAMA_ROWS = (
-    ("LAMA T-REx, rare subjects `[0,10)`, P@1 per fact (Table 5)", "per_fact_p_at_1 [0,10)"),
-    ("LAMA T-REx, frequent subjects `[10,50)`, P@1 per fact (Table 5)", "per_fact_p_at_1 [10,50)"),
-)
-FINETUNING_ROWS = (  # label, file, benchmark, setting, column ("accuracy": mean ± std over seeds)
-    ("FewRel 1.0 5-1 (Table 2)", "fewrel", "fewrel1", "5-1", "accuracy"),
-    ("FewRel 1.0 10-1 (Table 2)", "fewrel", "fewrel1", "10-1", "accuracy"),
-    ("FewRel 2.0 5-1 (Table 2)", "fewrel", "fewrel2", "5-1", "accuracy"),
-    ("Wiki80 1 % (Table 3)", "wiki80", "wiki80", "1%", "accuracy"),
-    ("Wiki80 10 % (Table 3)", "wiki80", "wiki80", "10%", "accuracy"),
-    ("Wiki80 100 % (Table 3)", "wiki80", "wiki80", "100%", "accuracy"),
-    ("Wiki80 100 %, rare heads", "wiki80", "wiki80", "100%", "rare_heads_mean"),
-)
+
+
+class DemoRow(NamedTuple):
+    """A row of the table: its label, the summary it reads (``<summary>.csv``), the values that pick
+    its lines there (besides the model; each line a variant), the column shown and the column of its
+    std over seeds (None: none)."""
+
+    label: str
+    summary: str
+    match: Mapping[str, str]
+    column: str
+    std: str | None = None
+
+
+def demo_rows() -> list[DemoRow]:
+    """Every kind's rows (its ``demo_rows``), the kinds that lead the landing page (``headline``)
+    first, then the others in the registry's order."""
+    kinds = sorted(KINDS.values(), key=lambda kind: kind.headline is None)
+    return [row for kind in kinds if kind.demo_rows for row in resolve(kind.demo_rows)]
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -61,31 +71,24 @@ def _row(label: str, cells: dict[str, tuple[str, float | None]]) -> str:
 
 
 def demo_table(summary_dir: str | os.PathLike[str], model: str = "demo") -> str:
-    """The README's demo-results table (Markdown) from ``summary_dir``'s ``lama.csv``, ``fewrel.csv`` and
-    ``wiki80.csv``: per variant, P@1 per fact on rare and frequent T-REx subjects, FewRel and Wiki80
-    accuracy (mean ± std over seeds where there are several) and Wiki80 100 %'s rare heads. A missing
-    result is ``–``; **bold**: pelt more than a point above the baseline and the permuted and random
-    controls."""
+    """The README's demo-results table (Markdown) from the summaries in ``summary_dir``: per variant,
+    each kind's rows (:func:`demo_rows`; the demo's: P@1 per fact on rare and frequent T-REx subjects,
+    FewRel and Wiki80 accuracy, mean ± std over seeds where there are several, and Wiki80 100 %'s rare
+    heads). A missing result is ``–``; **bold**: pelt more than a point above the baseline and the
+    permuted and random controls."""
     folder = Path(summary_dir)
-    lama = {r["variant"]: r for r in _read(folder / "lama.csv") if r["model"] == model}
+    summaries: dict[str, list[dict[str, str]]] = {}
     lines = [HEADER, "|" + "---|" * (len(VARIANTS) + 1)]
-    for label, column in LAMA_ROWS:
-        lines.append(_row(label, {v: _cell(lama.get(v, {}).get(column)) for v in VARIANTS}))
-    finetuning = {name: _read(folder / f"{name}.csv") for name in ("fewrel", "wiki80")}
-    for label, name, benchmark, setting, column in FINETUNING_ROWS:
-        rows = {
-            r["variant"]: r
-            for r in finetuning[name]
-            if (r["model"], r["benchmark"], r["setting"]) == (model, benchmark, setting)
+    for row in demo_rows():
+        found = summaries.setdefault(row.summary, _read(folder / f"{row.summary}.csv"))
+        by_variant = {
+            r["variant"]: r for r in found if r["model"] == model and all(r[k] == v for k, v in row.match.items())
         }
         cells = {}
         for variant in VARIANTS:
-            row = rows.get(variant, {})
-            if column == "accuracy":
-                cells[variant] = _cell(row.get("accuracy_mean"), row.get("accuracy_std"))
-            else:
-                cells[variant] = _cell(row.get(column))
-        lines.append(_row(label, cells))
+            line = by_variant.get(variant, {})
+            cells[variant] = _cell(line.get(row.column), line.get(row.std) if row.std else None)
+        lines.append(_row(row.label, cells))
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,9 @@
 """The report's figures, drawn with matplotlib (Agg, SVG with text kept as text, so that a figure is
-searchable and its numbers can be checked in the built report).
+searchable and its numbers can be checked in the built report): those of every run (linking
+coverage, entity frequencies, stage times), the one every fine-tuning kind's summary draws
+(:func:`plot_finetuning`), and the style a kind's own figures share (``pelt.tasks.<kind>.figures``,
+named by its registry entry's ``figures``): their width, label size, colours and helpers, and
+``plt``, pyplot on the Agg backend.
 
 Every figure sizes its axes to its data (a 14 % bar is not a sliver on a 0-100 axis), labels its bars
 with their values, and is laid out by matplotlib's constrained layout so that no label is clipped.
@@ -20,12 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from pelt.report.finetuning_summary import BENCHMARK_NAMES  # noqa: E402
+from pelt.registry import benchmark_label  # noqa: E402
 from pelt.report.flags import chance_level  # noqa: E402
-from pelt.report.lama_summary import fact_p_at_1  # noqa: E402
-from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model  # noqa: E402
 from pelt.report.stages import stage_times  # noqa: E402
-from pelt.report.tables import read_result  # noqa: E402
 
 logger = logging.getLogger(__name__)
 matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "pelt"})
@@ -48,145 +49,35 @@ VARIANT_COLOURS = {
 BUCKET_EDGES = (10, 50, 100)
 
 
-def _save(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
+def save_figure(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
+    """The figure as SVG (no date: the same numbers give the same file), closed."""
     fig.savefig(path, format="svg", metadata={"Date": None})
     plt.close(fig)
     logger.info("figure written to %s", path)
 
 
-def _top(values: Sequence[float], cap: float | None = 110.0) -> float:
+def y_top(values: Sequence[float], cap: float | None = 110.0) -> float:
     """Upper y limit: room above the largest value for its label, never far past 100 %."""
     top = max([v for v in values if v is not None and np.isfinite(v)], default=1.0) * 1.18 or 1.0
     return min(top, cap) if cap else top
 
 
-def _percent(value: float | None) -> float | None:
+def as_percent(value: float | None) -> float | None:
+    """A fraction as a figure's axes show it, in percent; None stays None (no bar)."""
     return None if value is None else 100 * value
 
 
-def _bar_labels(ax: plt.Axes, bars, values: Sequence[float | None], rotation: float = 0) -> None:
+def bar_labels(ax: plt.Axes, bars, values: Sequence[float | None], rotation: float = 0) -> None:
+    """Each bar's value above it, one decimal; none on a bar without a value."""
     labels = ["" if v is None else f"{v:.1f}" for v in values]
     ax.bar_label(bars, labels=labels, padding=2, fontsize=LABEL, rotation=rotation)
-
-
-def plot_lama_buckets(result_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
-    """LAMA P@1 (%) on T-REx facts by the subject's mention frequency, one bar per variant, one panel
-    per model: the paper's Table 5 as a figure (its numbers as markers where it reports the model).
-    A bar is P@1 per fact, as the authors' code counts it; a short black line on it marks the mean
-    over the bucket's relations (ours). Buckets without facts are left out; each label gives its
-    number of facts."""
-    results = [read_result(path) for path in result_jsons]
-    bucketed = [r for r in results if r.get("buckets")]
-    if not bucketed:
-        raise ValueError("no LAMA result has frequency buckets (they need the entity table)")
-    models = sorted({str(r["model"]) for r in bucketed})
-    # One row per model, so that a panel keeps the report's width whatever the number of models.
-    fig, axes = plt.subplots(
-        len(models), 1, figsize=(WIDTH, 4.5 * len(models)), layout="constrained", squeeze=False, sharey=True
-    )
-    tops = []
-    for ax, model in zip(axes[:, 0], models):
-        runs = [r for r in bucketed if str(r["model"]) == model]
-        runs.sort(key=lambda r: list(VARIANT_COLOURS).index(r["variant"]) if r["variant"] in VARIANT_COLOURS else 9)
-        buckets = [b for b in runs[0]["buckets"] if runs[0]["buckets"][b]["facts"]]
-        x = np.arange(len(buckets))
-        width = 0.8 / len(runs)
-        for i, r in enumerate(runs):
-            values = [_percent(fact_p_at_1(r["buckets"][b])) for b in buckets]
-            macros = [_percent(r["buckets"][b].get("macro_p_at_1")) for b in buckets]
-            tops += [v for v in values + macros if v is not None]
-            positions = x + (i - (len(runs) - 1) / 2) * width
-            ax.bar(
-                positions,
-                [0 if v is None else v for v in values],
-                width,
-                label=r["variant"],
-                color=VARIANT_COLOURS.get(r["variant"], COLOURS[i % len(COLOURS)]),
-            )
-            for p, v, m in zip(positions, values, macros):  # the value above its bar and its tick
-                if v is not None:
-                    top = max(v, m if m is not None else v)
-                    ax.annotate(
-                        f"{v:.1f}",
-                        (p, top),
-                        xytext=(0, 3),
-                        textcoords="offset points",
-                        ha="center",
-                        va="bottom",
-                        fontsize=LABEL,
-                    )
-            drawn = [(p, m) for p, m in zip(positions, macros) if m is not None]
-            if drawn:
-                ax.plot(
-                    *zip(*drawn),
-                    "_",
-                    color="black",
-                    markersize=520 * width / len(buckets),  # about the bar's width: a panel is ~560 pt wide
-                    markeredgewidth=2,
-                    label="macro over relations (ours)" if i == 0 else None,
-                    linestyle="none",
-                )
-        paper = PAPER_RESULTS["lama_frequency"]
-        for variant, marker in (("baseline", "o"), ("pelt", "D")):
-            scores = paper.get((paper_model(model) or "", variant))
-            if scores:
-                points = [(j, scores[b][0]) for j, b in enumerate(buckets) if b in scores]
-                tops += [p for _, p in points]
-                ax.plot(*zip(*points), marker, color="black", label=f"paper {variant}", linestyle="none")
-        ax.set_xticks(x, [f"{b}\nn={runs[0]['buckets'][b]['facts']}" for b in buckets])
-        ax.set_xlabel("subject's mentions in the corpus (T-REx facts)")
-        ax.set_ylabel("P@1 per fact (%), as the paper")
-        ax.set_title(f"{model}: LAMA T-REx P@1 by subject frequency")
-    axes[0][0].set_ylim(0, _top(tops))
-    axes[0][0].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
-    _save(fig, out_svg)
-
-
-def plot_norm_sweep(sweep_jsons: Sequence[str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
-    """LAMA macro P@1 of the pelt variant against the norm L, per model: the baseline as a dashed line,
-    the chosen L as a star (with every L that ties with it), the paper's L as a dotted line."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
-    all_norms: set[float] = set()
-    for i, path in enumerate(sweep_jsons):
-        sweep = read_result(path)
-        colour = COLOURS[i % len(COLOURS)]
-        name = sweep["model"]
-        norms = [r["norm"] for r in sweep["norms"]]
-        all_norms.update(norms)
-        scores = [100 * r["macro_p_at_1"] for r in sweep["norms"]]
-        ax.plot(norms, scores, "-o", color=colour, label=f"{name} pelt", markersize=4)
-        ax.axhline(100 * sweep["baseline"]["macro_p_at_1"], color=colour, linestyle="--", label=f"{name} baseline")
-        best = scores[norms.index(sweep["chosen_norm"])]
-        tied = [n for n, s in zip(norms, scores) if s == best]
-        ax.plot(tied, [best] * len(tied), "*", color=colour, markersize=14, markeredgecolor="black")
-        tie = f", a tie of {len(tied)}" if len(tied) > 1 else ""
-        ax.annotate(
-            f"chosen L = {sweep['chosen_norm']:g}{tie}\n({best:.1f} %)",
-            (sweep["chosen_norm"], best),
-            textcoords="offset points",
-            xytext=(8, 8),
-            fontsize=LABEL,
-        )
-        paper_norm = PAPER_NORMS.get(paper_model(sweep["model"]) or "")
-        if paper_norm is not None:
-            ax.axvline(paper_norm, color=colour, linestyle=":", label=f"paper's L for {name}")
-    if max(all_norms) > 10 * min(all_norms):  # a grid in factors (0.25 .. 16) reads evenly on a log axis
-        ax.set_xscale("log")
-        ax.minorticks_off()
-    ax.set_xticks(sorted(all_norms), [f"{n:g}" for n in sorted(all_norms)])
-    ax.margins(y=0.2)  # room above the best L for its label, which autoscaling does not count
-    ax.set_xlabel("norm L of the injected vectors")
-    ax.set_ylabel("LAMA macro P@1 (%), all facts")
-    ax.set_title("Norm sweep: P@1 with the table at each L")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
-    _save(fig, out_svg)
 
 
 def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
     """FewRel or Wiki80 accuracy (%) per setting, one panel per model (so that a panel keeps the report's
     width whatever the number of models), one bar per variant in its colour with the standard deviation
     over seeds as error bars, the paper's mean ± std as black markers and chance as a red tick. Reads the
-    summary CSV (:func:`pelt.report.finetuning_summary.write_fewrel_summary` or ``write_wiki80_summary``)."""
+    summary CSV (:func:`pelt.report.finetuning_summary.write_seed_summary`, each fine-tuning kind's)."""
     with open(summary_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
@@ -198,7 +89,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
     )
     x = np.arange(len(columns))
     tops = []
-    benchmarks = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(b, b) for b, _ in columns))
+    benchmarks = " / ".join(dict.fromkeys(benchmark_label(b) for b, _ in columns))
     readouts = " and ".join(dict.fromkeys(r["read_at"] for r in rows))  # where the encoder read the entities
 
     def number(text: str) -> float | None:
@@ -222,7 +113,7 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
                 label=variant + (" (± std over seeds)" if any(stds) else ""),
                 color=VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)]),  # a variant's colour in every figure
             )
-            _bar_labels(ax, bars, means, rotation=90 if narrow else 0)
+            bar_labels(ax, bars, means, rotation=90 if narrow else 0)
             tops += [(m or 0) + (s or 0) for m, s in zip(means, stds)]
             paper = [
                 (number(cells[c]["paper_mean"]), number(cells[c]["paper_std"])) if c in cells else (None, None)
@@ -241,12 +132,12 @@ def plot_finetuning(summary_csv: str | os.PathLike[str], out_svg: str | os.PathL
             if chance is not None:
                 ax.hlines(100 * chance, j - 0.45, j + 0.45, color="#D55E00", linestyle="--", linewidth=1)
         ax.plot([], [], "--", color="#D55E00", label="chance")
-        ax.set_xticks(x, [f"{BENCHMARK_NAMES.get(b, b)}\n{s}" for b, s in columns])
+        ax.set_xticks(x, [f"{benchmark_label(b)}\n{s}" for b, s in columns])
         ax.set_ylabel("accuracy (%)")
         ax.set_title(f"{model}: {benchmarks} accuracy by setting, read at {readouts}")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
-    axes[0][0].set_ylim(0, _top(tops))
-    _save(fig, out_svg)
+    axes[0][0].set_ylim(0, y_top(tops))
+    save_figure(fig, out_svg)
 
 
 def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
@@ -288,7 +179,7 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
     ax.legend(unique.values(), unique.keys(), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
-    _save(fig, out_svg)
+    save_figure(fig, out_svg)
 
 
 def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg: str | os.PathLike[str]) -> None:
@@ -322,7 +213,7 @@ def plot_frequencies(frequencies: Mapping[str, str | os.PathLike[str]], out_svg:
     ax.set_ylabel("entities per bin")
     ax.set_title("Entity frequency distribution")
     ax.legend(fontsize=LABEL)
-    _save(fig, out_svg)
+    save_figure(fig, out_svg)
 
 
 def plot_stage_times(
@@ -346,50 +237,4 @@ def plot_stage_times(
     ax.set_xlim(0, max(values, default=1) * 1.35 or 1)
     ax.set_xlabel(f"{'seconds' if unit == 's' else 'minutes'}, summed over the stage's jobs")
     ax.set_title("Time per stage")
-    _save(fig, out_svg)
-
-
-def plot_mlama(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
-    """mLAMA macro P@1 (%) per language, one bar per model and variant (baseline, pelt, controls),
-    each language's number of facts under its name. Reads the summary CSV
-    (:func:`pelt.report.mlama_summary.write_mlama_summary`)."""
-    with open(summary_csv, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows:
-        raise ValueError(f"{summary_csv}: no results")
-    languages = list(dict.fromkeys(r["language"] for r in rows))
-    series = list(dict.fromkeys((r["model"], r["variant"]) for r in rows))
-    cells = {(r["language"], r["model"], r["variant"]): r for r in rows}
-    facts = {r["language"]: r["facts"] for r in rows}
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
-    x = np.arange(len(languages))
-    width = 0.8 / len(series)
-    narrow = len(languages) * len(series) > 16  # a value across a bar would cover the next: upright
-    tops = []
-    for i, (model, variant) in enumerate(series):
-        values = [
-            _percent(float(cell["macro_p_at_1"]))
-            if (cell := cells.get((lang, model, variant))) and cell["macro_p_at_1"]
-            else None
-            for lang in languages
-        ]
-        tops += [v for v in values if v is not None]
-        colour = (
-            VARIANT_COLOURS.get(variant, COLOURS[i % len(COLOURS)])
-            if len({m for m, _ in series}) == 1
-            else COLOURS[i % len(COLOURS)]
-        )
-        bars = ax.bar(
-            x + (i - (len(series) - 1) / 2) * width,
-            [v or 0 for v in values],
-            width,
-            label=f"{model} {variant}",
-            color=colour,
-        )
-        _bar_labels(ax, bars, values, rotation=90 if narrow else 0)
-    ax.set_xticks(x, [f"{lang}\nn={facts[lang]}" for lang in languages])
-    ax.set_ylabel("P@1 macro over relations (%)")
-    ax.set_ylim(0, _top(tops))
-    ax.set_title("mLAMA: P@1 per language, without and with the table")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=LABEL)
-    _save(fig, out_svg)
+    save_figure(fig, out_svg)

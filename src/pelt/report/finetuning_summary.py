@@ -1,9 +1,10 @@
-"""The fine-tuning summaries (FewRel, Wiki80): accuracy over seeds in the layout of the paper's Tables 2
-and 3, beside its numbers, split by head entity and by relation.
+"""What the fine-tuning kinds' summaries share (each kind's writer is in its package,
+``pelt.tasks.<kind>.summary``, named by its registry entry): accuracy over seeds in the layout of
+the paper's Tables 2 and 3, beside its numbers, split by head entity and by relation.
 
-The per-run JSON files (:mod:`pelt.tasks.fewrel.run`, :mod:`pelt.tasks.wiki80.run`) are the source of truth; a
-summary only selects, aggregates over seeds and lays out their numbers, so it can be rebuilt at any
-time from ``results/eval``.
+The per-run JSON files (``pelt.tasks.<kind>.run``) are the source of truth; a summary only selects,
+aggregates over seeds and lays out their numbers, so it can be rebuilt at any time from
+``results/eval``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import csv
 import logging
 import os
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from pelt.eval.buckets import HEAD_GROUPS, RARE_BELOW
 from pelt.eval.settings import READ_AT, EncoderSettings
+from pelt.registry import benchmark_label
 from pelt.report.flags import CHANCE_CHECKS, chance_flags
 from pelt.report.html import flag_lines
 from pelt.report.paper import PAPER_CITATION, paper_result
@@ -24,7 +27,6 @@ from pelt.report.tables import (
     CONTROL_VARIANTS,
     CONTROLS_NOTE,
     VARIANT_ORDER,
-    load_results,
     mean_std,
     percent,
     write_summary,
@@ -32,9 +34,12 @@ from pelt.report.tables import (
 
 logger = logging.getLogger(__name__)
 HEAD_COLUMNS = HEAD_GROUPS[:2]  # rare, frequent: the summary's split (unresolved heads stay in the result files)
-# How every table names the fine-tuning benchmarks.
-BENCHMARK_NAMES = {"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0", "wiki80": "Wiki80"}
-_SETTING_ORDER = {s: i for i, s in enumerate(["5-1", "5-5", "10-1", "10-5", "1%", "10%", "100%"])}
+
+
+def setting_order(setting: str) -> tuple[tuple[int, ...], str]:
+    """Where a setting stands among its benchmark's: by the numbers it holds, in order (FewRel's
+    N-way K-shot 5-1, 5-5, 10-1, 10-5; Wiki80's 1%, 10%, 100%; any kind's alike), then by name."""
+    return tuple(int(number) for number in re.findall(r"\d+", setting)), setting
 
 
 def readout_of(result: dict) -> str:
@@ -92,17 +97,26 @@ def aggregate_seeds(results: Sequence[dict], benchmark_of: Callable[[dict], str]
             r["model"],
             VARIANT_ORDER.get(r["variant"], 2),
             r["variant"],
-            _SETTING_ORDER.get(r["setting"], len(_SETTING_ORDER)),
-            r["setting"],
+            setting_order(r["setting"]),
         )
     )
     return rows
 
 
-def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, by_relation: list[str]) -> None:
-    """CSV (one row per group, fractions) and Markdown in the paper's layout: one row per model and variant,
-    one column per benchmark and setting, the paper's row under ours where it reports the same setting;
-    ``by_relation`` (:func:`_relation_lines`) after the tables."""
+def write_seed_summary(
+    results: Sequence[dict],
+    benchmark_of: Callable[[dict], str],
+    title: str,
+    out_csv: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    out_html: str | os.PathLike[str] | None = None,
+) -> None:
+    """A fine-tuning kind's summary of its per-seed ``results`` (``benchmark_of`` each one's
+    benchmark): CSV (one row per group, :func:`aggregate_seeds`, fractions) and Markdown in the
+    paper's layout, under ``title``: one row per model and variant, one column per benchmark and
+    setting, the paper's row under ours where it reports the same setting; then by head entity and
+    by relation (:func:`_relation_lines`)."""
+    rows = aggregate_seeds(results, benchmark_of)
     header = [
         "benchmark",
         "model",
@@ -125,14 +139,14 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
         writer.writerows(rows)
     columns = sorted(
         {(r["benchmark"], r["setting"]) for r in rows},
-        key=lambda c: (c[0], _SETTING_ORDER.get(c[1], len(_SETTING_ORDER)), c[1]),
+        key=lambda c: (c[0], setting_order(c[1])),
     )
     readouts = list(dict.fromkeys(r["read_at"] for r in rows))
     cells: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
     for r in rows:  # a variant's row names its readout when the runs read at more than one place
         variant = r["variant"] if len(readouts) == 1 else f"{r['variant']}, read_at {r['read_at']}"
         cells.setdefault((r["model"], variant), {})[(r["benchmark"], r["setting"])] = r
-    md_header = ["Model", "Variant"] + [f"{BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
+    md_header = ["Model", "Variant"] + [f"{benchmark_label(b)} {s}" for b, s in columns]
     lines = ["| " + " | ".join(md_header) + " |", "|" + "---|" * len(md_header)]
     for (model, variant), by_column in cells.items():
         ours = [
@@ -145,7 +159,7 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
         ]
         if any(cell != "–" for cell in paper):
             lines.append("| " + " | ".join([PAPER_CITATION, variant, *paper]) + " |")
-    heading = " / ".join(dict.fromkeys(BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"]) for r in rows))
+    heading = " / ".join(dict.fromkeys(benchmark_label(r["benchmark"]) for r in rows))
     extra = _head_lines(rows, columns, cells)
     if any(r["variant"] in CONTROL_VARIANTS for r in rows):
         extra += ["", CONTROLS_NOTE]
@@ -157,9 +171,9 @@ def _write_seed_tables(rows: list[dict], out_csv, out_md, out_html, title: str, 
             "",
             *lines,
             *extra,
-            *by_relation,
+            *_relation_lines(results, benchmark_of),
             "",
-            *flag_lines(chance_flags(rows, BENCHMARK_NAMES), CHANCE_CHECKS),
+            *flag_lines(chance_flags(rows), CHANCE_CHECKS),
         ],
         out_md,
         out_html,
@@ -173,7 +187,7 @@ def _head_lines(rows: list[dict], columns: list[tuple[str, str]], cells: dict) -
     the runs were split (they read a table)."""
     if not any(r["rare_heads_mean"] is not None or r["frequent_heads_mean"] is not None for r in rows):
         return []
-    header = ["Model", "Variant"] + [f"{BENCHMARK_NAMES.get(b, b)} {s}" for b, s in columns]
+    header = ["Model", "Variant"] + [f"{benchmark_label(b)} {s}" for b, s in columns]
     lines = [
         "",
         f"By head entity, rare / frequent (rare: fewer than {RARE_BELOW} corpus mentions, the paper's first "
@@ -216,9 +230,9 @@ def _relation_lines(results: Sequence[dict], benchmark_of: Callable[[dict], str]
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
     ]
-    order = sorted(cells, key=lambda k: (k[0], _SETTING_ORDER.get(k[1], len(_SETTING_ORDER)), k[1], k[2]))
+    order = sorted(cells, key=lambda k: (k[0], setting_order(k[1]), k[2]))
     for benchmark, setting, relation in order:
-        row = [BENCHMARK_NAMES.get(benchmark, benchmark), setting, relation]
+        row = [benchmark_label(benchmark), setting, relation]
         for column in columns:
             runs = cells[benchmark, setting, relation].get(column)
             if not runs:
@@ -232,48 +246,3 @@ def _relation_lines(results: Sequence[dict], benchmark_of: Callable[[dict], str]
             row.append(cell + (f" (→ {top[0][0]} {percent(top[0][1] / len(runs))})" if top else ""))
         lines.append("| " + " | ".join(row) + " |")
     return lines
-
-
-def write_fewrel_summary(
-    result_jsons: Sequence[str | os.PathLike[str]],
-    out_csv: str | os.PathLike[str],
-    out_md: str | os.PathLike[str],
-    out_html: str | os.PathLike[str] | None = None,
-) -> None:
-    """FewRel accuracy, mean ± std over seeds, per benchmark and N-K setting (the paper's Table 2)."""
-    results = load_results(result_jsons, "fewrel", {"dataset", "model", "variant", "seed", "setting", "accuracy", "n"})
-    rows = aggregate_seeds(results, lambda r: r["dataset"])
-    _write_seed_tables(
-        rows,
-        out_csv,
-        out_md,
-        out_html,
-        "FewRel accuracy (%), Proto, mean ± std over seeds; N-K = N-way K-shot.",
-        _relation_lines(results, lambda r: r["dataset"]),
-    )
-
-
-def write_wiki80_summary(
-    result_jsons: Sequence[str | os.PathLike[str]],
-    out_csv: str | os.PathLike[str],
-    out_md: str | os.PathLike[str],
-    out_html: str | os.PathLike[str] | None = None,
-) -> None:
-    """Wiki80 accuracy, mean ± std over seeds, per training setting 1% / 10% / 100% (the paper's Table 3).
-
-    The paper reports the test set; where the runs evaluated on dev (the test set being absent) the
-    note above the table says so, since the numbers are then not the same measurement.
-    """
-    results = load_results(
-        result_jsons, "wiki80", {"model", "variant", "seed", "setting", "accuracy", "n", "eval_file"}
-    )
-    rows = aggregate_seeds(results, lambda r: "wiki80")
-    evaluated = sorted({os.path.basename(r["eval_file"]) for r in results})
-    _write_seed_tables(
-        rows,
-        out_csv,
-        out_md,
-        out_html,
-        f"Wiki80 accuracy (%), mean ± std over seeds, evaluated on {', '.join(evaluated)} (the paper: test.jsonl).",
-        _relation_lines(results, lambda r: "wiki80"),
-    )

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from html_pages import html_rows
 
-from pelt.report.finetuning_summary import write_fewrel_summary
-from pelt.report.flags import chance_flags, chance_level, lama_flags, norm_sweep_flags
+from pelt.report.flags import chance_flags, chance_level
 from pelt.report.html import markdown_html
-from pelt.report.lama_summary import write_norm_sweep_summary
+from pelt.tasks.fewrel.summary import write_fewrel_summary
+from pelt.tasks.lama.summary import lama_flags, norm_sweep_flags, write_norm_sweep_summary
 
 
 def _lama(variant: str, macro: float, facts: int = 500, injected: int = 400) -> dict:
@@ -62,13 +62,13 @@ def test_chance_flags_use_the_ways_or_classes_and_the_standard_error():
     assert chance_level("fewrel1", "10-5", None) == 0.1 and chance_level("wiki80", "1%", 80) == 1 / 80
     row = {"benchmark": "fewrel2", "setting": "5-1", "model": "m", "variant": "pelt", "n": 400}
     # chance 20 %, standard error 2 points on 400 episodes: 23.9 % is at chance, 24.1 % is not
-    (flag,) = chance_flags([{**row, "accuracy_mean": 0.239}], {"fewrel2": "FewRel 2.0"})
+    (flag,) = chance_flags([{**row, "accuracy_mean": 0.239}])
     assert flag == "FewRel 2.0 5-1 `m` pelt: accuracy 23.9 % is at chance (20.0 % for 5 classes, n = 400)."
-    assert chance_flags([{**row, "accuracy_mean": 0.241}], {}) == []
+    assert chance_flags([{**row, "accuracy_mean": 0.241}]) == []
     wiki = {**row, "benchmark": "wiki80", "setting": "100%", "accuracy_mean": 0.5}
-    assert chance_flags([{**wiki, "classes": 10}], {}) == []
-    assert "at chance" in chance_flags([{**wiki, "classes": 2}], {})[0]
-    assert "chance level unknown" in chance_flags([{**wiki, "classes": None}], {})[0]
+    assert chance_flags([{**wiki, "classes": 10}]) == []
+    assert "at chance" in chance_flags([{**wiki, "classes": 2}])[0]
+    assert "chance level unknown" in chance_flags([{**wiki, "classes": None}])[0]
 
 
 def test_markdown_html_tables_paper_rows_and_flag_boxes():

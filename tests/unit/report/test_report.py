@@ -21,18 +21,12 @@ from html_pages import html_rows
 
 from pelt.linking.task_entities import TASK_ENTITIES_SCHEMA
 from pelt.logs import write_counts
-from pelt.report.figures import (
-    plot_coverage,
-    plot_finetuning,
-    plot_frequencies,
-    plot_lama_buckets,
-    plot_norm_sweep,
-    plot_stage_times,
-)
-from pelt.report.finetuning_summary import write_wiki80_summary
+from pelt.report.figures import plot_coverage, plot_finetuning, plot_frequencies, plot_stage_times
 from pelt.report.headline import write_headline
 from pelt.report.stages import language_totals, stage_times, write_coverage, write_input_quality
 from pelt.table import write_table
+from pelt.tasks.lama.figures import plot_lama_buckets, plot_norm_sweep
+from pelt.tasks.wiki80.summary import write_wiki80_summary
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pelt.report.finetuning_summary import write_fewrel_summary, write_wiki80_summary
-from pelt.report.lama_summary import write_lama_summary, write_norm_sweep_summary
 from pelt.report.paper import PAPER_NORMS, PAPER_RESULTS, paper_model
 from pelt.report.tables import model_label, read_result
+from pelt.tasks.fewrel.summary import write_fewrel_summary
+from pelt.tasks.lama.summary import write_lama_summary, write_norm_sweep_summary
+from pelt.tasks.wiki80.summary import write_wiki80_summary
 
 
 def _result(

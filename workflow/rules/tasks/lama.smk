@@ -1,4 +1,4 @@
-# The LAMA probe's rules (pelt.registry.KINDS['lama'].rules, included by the Snakefile): P@1 of
+# The LAMA probe's rules (its registry entry's `rules`, pelt.tasks.lama; included by the Snakefile): P@1 of
 # each model without (baseline) and with (pelt) the table, its controls, LAMA-UHN, the norm sweep
 # that chooses L, their summaries and figures. Its helpers: lama_functions.smk.
 
@@ -72,7 +72,7 @@ rule lama_summary:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/lama_summary.py"
+        "../../scripts/summary.py"
 
 
 rule lama_norm_sweep:
@@ -113,12 +113,12 @@ rule norm_sweep_summary:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/norm_sweep_summary.py"
+        "../../scripts/summary.py"
 
 
 rule lama_bucket_plot:
     input:
-        expand(
+        result_jsons=expand(
             results("eval/lama/{model}/{variant}.json"),
             model=MODELS,
             variant=task_variants("lama"),
@@ -136,12 +136,12 @@ rule lama_bucket_plot:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/lama_bucket_plot.py"
+        "../../scripts/figure.py"
 
 
 rule norm_sweep_plot:
     input:
-        expand(results("eval/lama/{model}/norm_sweep.json"), model=MODELS),
+        sweep_jsons=expand(results("eval/lama/{model}/norm_sweep.json"), model=MODELS),
     output:
         report(
             results("eval/report/norm_sweep.svg"),
@@ -155,4 +155,4 @@ rule norm_sweep_plot:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/norm_sweep_plot.py"
+        "../../scripts/figure.py"

@@ -1,4 +1,4 @@
-# mLAMA's rules (pelt.registry.KINDS['mlama'].rules, included by the Snakefile): P@1 of each model on
+# mLAMA's rules (its registry entry's `rules`, pelt.tasks.mlama; included by the Snakefile): P@1 of each model on
 # each configured language (tasks.mlama_<language>), without (baseline) and with (pelt) the table of
 # that language's corpus, and its controls; the summary of every language. Its helpers:
 # mlama_functions.smk.
@@ -60,12 +60,12 @@ rule mlama_summary:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/mlama_summary.py"
+        "../../scripts/summary.py"
 
 
 rule mlama_plot:
     input:
-        results("eval/summary/mlama.csv"),
+        summary_csv=results("eval/summary/mlama.csv"),
     output:
         report(
             results("eval/report/mlama.svg"),
@@ -79,4 +79,4 @@ rule mlama_plot:
     conda:
         "../../../envs/torch.yaml"
     script:
-        "../../scripts/mlama_plot.py"
+        "../../scripts/figure.py"

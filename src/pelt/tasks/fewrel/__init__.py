@@ -1,14 +1,19 @@
 """FewRel 1.0 and 2.0 (Han et al. 2018, Gao et al. 2019), a task kind: N-way K-shot relation
 classification. Its data files (:mod:`pelt.tasks.fewrel.data`), its runner
-(:mod:`pelt.tasks.fewrel.run`), and here what the registry asks of a FewRel task (pure Python: the
-Snakefile imports it)."""
+(:mod:`pelt.tasks.fewrel.run`), its summary (:mod:`pelt.tasks.fewrel.summary`), and here its registry
+entry and what the registry asks of a FewRel task (pure Python: the Snakefile imports it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pelt.registry import FEWREL_BENCHMARKS, data_files, expand_globs
+from pelt.registry import FINETUNING_RULES, TaskKind, data_files, expand_globs, register
+from pelt.tasks.relation import FINETUNING_HYPERPARAMETERS
 from pelt.tasks.wiki80 import wiki80_files
+
+# The config keys of FewRel tasks and the benchmark each reports (the paper's Table 2); a FewRel task
+# under another key (its `kind: fewrel`) reports under that key.
+BENCHMARKS = {"fewrel": "fewrel1", "fewrel2": "fewrel2"}
 
 
 def run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping], setting: str | None = None) -> dict:
@@ -26,7 +31,7 @@ def default_files(name: str, task: Mapping, tasks: Mapping[str, Mapping]) -> dic
 def setting_options(name: str, setting: str) -> dict:
     """What a FewRel setting tells its runner: N, K and the benchmark the task reports."""
     n_way, k_shot = fewrel_setting(setting)
-    return {"n_way": n_way, "k_shot": k_shot, "dataset": FEWREL_BENCHMARKS.get(name, name)}
+    return {"n_way": n_way, "k_shot": k_shot, "dataset": BENCHMARKS.get(name, name)}
 
 
 def fewrel_setting(setting: str) -> tuple[int, int]:
@@ -49,3 +54,52 @@ def fewrel_default_training(name: str, task: Mapping, tasks: Mapping[str, Mappin
             " (or set steps: 0 to test the pre-trained model)"
         )
     return []
+
+
+def episode_chance(setting: str, classes: int | None) -> float:
+    """Accuracy of guessing an N-way episode: 1/N."""
+    return 1.0 / fewrel_setting(setting)[0]
+
+
+KIND = register(
+    TaskKind(
+        "fewrel",
+        rules=FINETUNING_RULES,
+        script="workflow/scripts/fewrel.py",
+        schema="workflow/schemas/tasks/fewrel.yaml",
+        data_keys=("train", "val", "test"),
+        file_keys=("train", "val", "test", "exclude"),
+        grid_keys=("settings", "seeds", "control_seeds"),
+        hyperparameters=(
+            *FINETUNING_HYPERPARAMETERS,
+            "steps",
+            "eval_every",
+            "val_episodes",
+            "test_episodes",
+            "n_query",
+            "train_n_query",
+            "val_relations",
+            "dropout",
+            "warmup_steps",
+            "bias_correction",
+            "max_grad_norm",
+            "first_eval",
+        ),
+        runner="pelt.tasks.fewrel.run:run_fewrel",
+        settings="pelt.tasks.fewrel.settings:FewRelSettings",
+        paper="pelt.tasks.fewrel.paper:PAPER_RESULTS",
+        entity_reader="pelt.tasks.fewrel.data:fewrel_entities",
+        benchmarks={"fewrel1": "FewRel 1.0", "fewrel2": "FewRel 2.0"},
+        summaries={"fewrel": "pelt.tasks.fewrel.summary:write_fewrel_summary"},
+        figures={"fewrel": "pelt.report.figures:plot_finetuning"},
+        default_files=default_files,
+        run_files=run_files,
+        settings_key="settings",
+        setting_options=setting_options,
+        aliases=tuple(key for key in BENCHMARKS if key != "fewrel"),
+        chance_level=episode_chance,
+        meaning="FewRel: N-way K-shot relation classification after fine-tuning with the table frozen; the "
+        "difference is what entity knowledge adds when a relation is learnt from a few examples.",
+        demo_rows="pelt.tasks.fewrel.summary:DEMO_ROWS",
+    )
+)

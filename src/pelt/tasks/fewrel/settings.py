@@ -1,5 +1,6 @@
 """The settings of a FewRel run, Proto's schedule and episodes, over the encoder and optimiser groups
-that Wiki80 shares (:mod:`pelt.eval.settings`); defaults as in its schema block (tests/unit/test_registry.py)."""
+that Wiki80 shares (:mod:`pelt.eval.settings`); its defaults are the config schema's
+(:func:`pelt.config.config_schema` takes them from here)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """LAMA's settings (a frozen dataclass; how runs parse and record settings: :mod:`pelt.eval.settings`).
-Its defaults are those of workflow/schemas/tasks/lama.yaml, as tests/unit/test_registry.py checks."""
+Its defaults are written here only: the config schema takes them (:func:`pelt.config.config_schema`)."""
 
 from __future__ import annotations
 

@@ -31,6 +31,9 @@ PERSON_NAME_QUERIES = {
     "place_of_birth": "city",
     "place_of_death": "city",
 }
+# How many of the filter model's guesses for a part of the name a fact's object may be among: the
+# default of the config's `tasks.lama.uhn.top_k` too (tests/unit/test_registry.py compares them).
+TOP_K = 3
 
 
 def object_in_subject(fact: Fact) -> bool:
@@ -50,7 +53,7 @@ def person_name_hits(
     facts: Sequence[Fact],
     model_name_or_path: str,
     queries: Mapping[str, str] = PERSON_NAME_QUERIES,
-    top_k: int = 3,
+    top_k: int = TOP_K,
     batch_size: int = 32,
 ) -> set[str]:
     """The uuids of facts that LAMA-UHN's person-name filter removes.
@@ -86,7 +89,7 @@ def build_uhn(
     *,
     person_model: str | None = None,
     queries: Mapping[str, str] = PERSON_NAME_QUERIES,
-    top_k: int = 3,
+    top_k: int = TOP_K,
     batch_size: int = 32,
 ) -> dict:
     """Which LAMA facts LAMA-UHN removes, and why: written once per fact set, read by every model's run.

@@ -1,5 +1,5 @@
 """mLAMA's settings (how runs parse and record settings: :mod:`pelt.eval.settings`): LAMA's, since a
-language is probed as LAMA is. Its defaults are those of workflow/schemas/tasks/mlama.yaml."""
+language is probed as LAMA is. Its defaults are the config schema's (:func:`pelt.config.config_schema`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """What a Wiki80 run is told: epochs, batches and the classifier's dropout, with the shared encoder and
-optimiser groups (:mod:`pelt.eval.settings`); the schema block's defaults, kept in step by the registry tests."""
+optimiser groups (:mod:`pelt.eval.settings`); its defaults are the config schema's
+(:func:`pelt.config.config_schema` takes them from here; the config's epochs, one per training setting,
+are its schema block's)."""
 
 from __future__ import annotations
 

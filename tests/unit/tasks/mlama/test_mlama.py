@@ -21,14 +21,14 @@ from pelt.encoding.injection import inject
 from pelt.encoding.models import forward_mlm
 from pelt.eval.settings import TableInputs
 from pelt.registry import data_files, kind_of, run_files
-from pelt.report.figures import plot_mlama
-from pelt.report.mlama_summary import write_mlama_summary
 from pelt.table import EntityTable, write_table
 from pelt.tasks import task_entities
 from pelt.tasks.lama.data import lama_entities
 from pelt.tasks.mlama.data import fact_files, language_folder, load_templates
+from pelt.tasks.mlama.figures import plot_mlama
 from pelt.tasks.mlama.run import MlamaFiles, object_ids, run_mlama
 from pelt.tasks.mlama.settings import MlamaSettings
+from pelt.tasks.mlama.summary import write_mlama_summary
 
 # language -> relation -> template; the Japanese one has no space around [Y].
 TEMPLATES = {
@@ -288,19 +288,6 @@ def test_the_summary_sets_the_languages_side_by_side(tmp_path):
     plot_mlama(csv_path, tmp_path / "mlama.svg")  # the report's figure, from the summary
     svg = (tmp_path / "mlama.svg").read_text()
     assert all(label in svg for label in ("25.0", "50.0", "10.0", "n=8", "mLAMA: P@1 per language"))
-
-
-def test_the_runners_defaults_are_the_schemas():
-    from conftest import REPO
-
-    from pelt.config import config_schema
-    from pelt.eval.settings import as_record
-
-    schema = config_schema(REPO / "workflow" / "schemas" / "config.schema.yaml", REPO)
-    properties = schema["properties"]["tasks"]["patternProperties"]["^mlama_[A-Za-z0-9_-]+$"]["properties"]
-    defaults = as_record(MlamaSettings())
-    for key in kind_of("mlama_de").hyperparameters:
-        assert defaults[key] == properties[key]["default"], key
 
 
 def test_a_jobs_table_inputs_are_read_from_its_inputs_and_params():

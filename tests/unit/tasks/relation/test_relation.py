@@ -402,7 +402,7 @@ def test_resolve_norm_prefers_the_config_then_the_sweep_then_the_family(tmp_path
     assert resolve_norm(9, tmp_path / "absent.json", 7.0) == 9.0  # and the sweep is then not read
     assert resolve_norm(None, None, 10.0) == 10.0  # neither: the model family's L
     sweep.write_text(json.dumps({"task": "lama", "macro_p_at_1": 0.5}))
-    with pytest.raises(ValueError, match="not a LAMA norm sweep"):
+    with pytest.raises(ValueError, match="not a norm sweep"):
         resolve_norm(None, sweep, 7.0)
 
 

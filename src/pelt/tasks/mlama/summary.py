@@ -1,5 +1,6 @@
-"""The mLAMA summary: P@1 per language, without and with the table (and its controls), one row per
-language and model; the per-run JSON files (:mod:`pelt.tasks.mlama.run`) are the source of truth."""
+"""The mLAMA summary (its registry entry's ``summaries``): P@1 per language, without and with the table
+(and its controls), one row per language and model; the per-run JSON files
+(:mod:`pelt.tasks.mlama.run`) are the source of truth."""
 
 from __future__ import annotations
 

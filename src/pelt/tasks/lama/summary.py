@@ -1,5 +1,6 @@
 """The LAMA summaries: one row per model and variant in the layout of the paper's Tables 4 and 5,
-and the norm sweep's P@1 for each L.
+and the norm sweep's P@1 for each L; the flags on LAMA runs and sweeps; LAMA's part of the report's
+landing page, which it leads, and its rows of the README's table of the demo's results.
 
 The per-run JSON files (:mod:`pelt.tasks.lama.run`) are the source of truth; a summary only selects and
 lays out their numbers, so it can be rebuilt at any time from ``results/eval``.
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import csv
 import logging
+import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from pelt.eval.buckets import bucket_names
-from pelt.report.flags import LAMA_CHECKS, SWEEP_CHECKS, lama_flags, norm_sweep_flags
+from pelt.report.demo_table import DemoRow
+from pelt.report.headline import VARIANTS, HeadlinePart, Row, headline_cells
 from pelt.report.html import flag_lines
 from pelt.report.paper import PAPER_CITATION, PAPER_NORMS, paper_model, paper_result
 from pelt.report.tables import (
@@ -29,6 +32,31 @@ from pelt.report.tables import (
 logger = logging.getLogger(__name__)
 # The columns of the paper's Table 4: LAMA's two sources and their LAMA-UHN subsets.
 LAMA_COLUMNS = ("G-RE", "T-REx", "UHN G-RE", "UHN T-REx")
+# What each family of flags checks, for the line that says none was raised.
+LAMA_CHECKS = "every P@1 zero, few facts injected"
+SWEEP_CHECKS = "P@1 zero at every L, chosen L a tie or at the edge of the swept range"
+# A variant that injects the table measures the table on the facts whose subject got a vector; with
+# fewer than this many (or this share of the facts), its P@1 says little about the table.
+FEW_INJECTED = 100
+FEW_INJECTED_SHARE = 0.1
+# One sentence per comparison on the landing page: what the difference between the two variants means.
+MEANINGS = {
+    "LAMA": "LAMA (Google-RE, T-REx): cloze facts answered with no training, without and with the subject's "
+    "vector; the difference is the factual knowledge the table adds to the frozen model.",
+    "LAMA-UHN": "LAMA-UHN: the same on the facts left once those guessable from the subject's name are removed; "
+    "a gain there is knowledge the name does not give away.",
+    "LAMA rare": "T-REx [0,10): facts whose subject has fewer than 10 mentions in the corpus, where the paper finds "
+    "the table helps most (its Table 5, P@1 per fact as the authors' code counts it; the mean over the bucket's "
+    "relations is ours, beside it).",
+    "LAMA frequent": "T-REx [10,50) and up: facts whose subject the corpus mentions more often, which the model "
+    "may know already; the paper finds the table helps there too, by less (Table 5, per fact), so a loss there is "
+    "the table overriding what the model knew.",
+}
+# Its rows of the README's table of the demo's results: P@1 per fact on rare and frequent subjects.
+DEMO_ROWS = (
+    DemoRow("LAMA T-REx, rare subjects `[0,10)`, P@1 per fact (Table 5)", "lama", {}, "per_fact_p_at_1 [0,10)"),
+    DemoRow("LAMA T-REx, frequent subjects `[10,50)`, P@1 per fact (Table 5)", "lama", {}, "per_fact_p_at_1 [10,50)"),
+)
 
 
 def _lama_rows(result_jsons: Sequence[str | os.PathLike[str]]) -> list[dict]:
@@ -293,3 +321,84 @@ def write_norm_sweep_summary(
         "Norm sweep",
     )
     logger.info("norm sweep summary of %d models written to %s and %s", len(sweeps), out_csv, out_md)
+
+
+def lama_flags(results: Sequence[dict]) -> list[str]:
+    """Flags for LAMA runs (one dict per model and variant, as :mod:`pelt.tasks.lama.run` writes them)."""
+    flags = []
+    for r in results:
+        name = f"LAMA `{r['model']}` {r['variant']}"
+        scores = [r["macro_p_at_1"], *((b.get("macro_p_at_1") or 0.0) for b in (r.get("benchmarks") or {}).values())]
+        facts = r["counts"]["facts_evaluated"]
+        if facts and not any(scores):
+            flags.append(f"{name}: every P@1 is 0 over {facts} facts; the model predicts none of the objects.")
+        if r["variant"] != "baseline":
+            injected = r["counts"]["injected"]
+            if injected < FEW_INJECTED or injected < FEW_INJECTED_SHARE * facts:
+                flags.append(
+                    f"{name}: only {injected} of {facts} facts had a subject vector to inject; "
+                    "its difference from the baseline says little about the table."
+                )
+    return flags
+
+
+def norm_sweep_flags(sweeps: Sequence[dict]) -> list[str]:
+    """Flags for norm sweeps: the chosen L tied with other L values (picked by the tie rule, not by
+    the probe), the chosen L the smallest or largest swept (the maximum may lie outside the range:
+    the best L follows the scale of the model's token embeddings, about 1 for the demo model and
+    larger for a hub model), or every P@1 of the sweep 0."""
+    flags = []
+    for s in sweeps:
+        name = f"norm sweep `{s['model']}`"
+        by_norm = {r["norm"]: r["macro_p_at_1"] for r in s["norms"]}
+        if not any(by_norm.values()):
+            flags.append(f"{name}: P@1 is 0 at every L; the chosen L = {s['chosen_norm']:g} is arbitrary.")
+            continue
+        best = by_norm[s["chosen_norm"]]
+        tied = sorted(n for n, p in by_norm.items() if math.isclose(p, best, rel_tol=0.0, abs_tol=1e-12))
+        if len(tied) > 1:
+            flags.append(
+                f"{name}: the chosen L = {s['chosen_norm']:g} ties with L = "
+                f"{', '.join(f'{n:g}' for n in tied if n != s['chosen_norm'])} (P@1 {100 * best:.1f} %); "
+                "the tie rule picked it, not the probe."
+            )
+        if len(by_norm) > 2 and s["chosen_norm"] in (min(by_norm), max(by_norm)):
+            side = "smallest" if s["chosen_norm"] == min(by_norm) else "largest"
+            flags.append(
+                f"{name}: the chosen L = {s['chosen_norm']:g} is the {side} L swept; the best L may lie "
+                "outside the range: widen `norms`."
+            )
+    return flags
+
+
+def headline_part(results: Sequence[dict], sweeps: Sequence[dict]) -> HeadlinePart:
+    """LAMA's part of the landing page, which it leads: per model, each column of the paper's Table 4
+    and each frequency bucket of its Table 5, without and with the table, beside the paper's; the
+    flags of the runs and of the norm sweeps."""
+    lama = [r for r in results if r["variant"] in VARIANTS]
+    rows = {model: list(_headline_rows(model, lama)) for model in sorted({str(r["model"]) for r in lama})}
+    return HeadlinePart(rows, lama_flags(lama) + norm_sweep_flags(sweeps), f"{LAMA_CHECKS}, {SWEEP_CHECKS}")
+
+
+def _headline_rows(model: str, lama: list[dict]) -> Iterator[Row]:
+    """One model's rows: macro P@1 per Table 4 column; per frequency bucket P@1 per fact beside Table 5,
+    and for the rare bucket the mean over its relations, ours."""
+    by_variant = {r["variant"]: r for r in lama if str(r["model"]) == model}
+    for b in LAMA_COLUMNS:
+        ours = [(by_variant.get(v, {}).get("benchmarks") or {}).get(b, {}).get("macro_p_at_1") for v in VARIANTS]
+        paper = [(paper_result("lama", model, v, b) or (None,))[0] for v in VARIANTS]
+        meaning = MEANINGS["LAMA-UHN" if b.startswith("UHN") else "LAMA"]
+        yield meaning, f"LAMA {b} {MACRO_PAPER}", headline_cells(ours, [None] * 2, paper)
+    rare = bucket_names()[0]
+    for bucket in bucket_names():
+        buckets = [(by_variant.get(v, {}).get("buckets") or {}).get(bucket) for v in VARIANTS]
+        ours = [fact_p_at_1(b) for b in buckets]
+        if all(o is None for o in ours):
+            continue
+        # the paper's Table 5 counts per fact; the mean over relations is ours, without a paper number
+        meaning = MEANINGS["LAMA rare" if bucket == rare else "LAMA frequent"]
+        paper = [(paper_result("lama_frequency", model, v, bucket) or (None,))[0] for v in VARIANTS]
+        yield meaning, f"LAMA T-REx {bucket} {PER_FACT}", headline_cells(ours, [None] * 2, paper)
+        if bucket == rare:
+            macro = [(b or {}).get("macro_p_at_1") for b in buckets]
+            yield meaning, f"LAMA T-REx {bucket} {MACRO_OURS}", headline_cells(macro, [None] * 2, [None] * 2)
