@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pelt.config import yaml_problem
+from pelt.config import check_files, yaml_problem
 from pelt.info import format_report, preflight, report
 from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
@@ -56,12 +56,27 @@ def _open(path: str) -> EntityTable:
     return EntityTable.open(table_path)
 
 
+def _workflow_root() -> Path | None:
+    """The folder holding the workflow's Snakefile and schema: the current one (where the workflow is
+    run), else this source checkout's; None for a library installed without the workflow."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (root / "Snakefile").is_file() and (root / "workflow" / "schemas" / "config.schema.yaml").is_file():
+            return root
+    return None
+
+
 def _check_config(args: argparse.Namespace) -> int:
-    problems = [problem for path in args.files if (problem := yaml_problem(path))]
+    root = _workflow_root()
+    if root is None:
+        problems = [problem for path in args.files if (problem := yaml_problem(path))]
+        checked = "parse (no workflow here: YAML syntax checked, not the schema; run from the workflow's folder)"
+    else:
+        problems = check_files(args.files, root)
+        checked = "are a config the workflow takes"
     for problem in problems:
         print(problem, file=sys.stderr)
     if not problems:
-        print(f"{len(args.files)} config file(s) parse")
+        print(f"{len(args.files)} config file(s) {checked}")
     return 1 if problems else 0
 
 
@@ -208,9 +223,10 @@ def _add_config_commands(commands: argparse._SubParsersAction) -> None:
     )
     check = config.add_parser(
         "check",
-        help="name the file, line and column where a config file does not parse",
-        description="Snakemake reads --configfile files before any pelt code runs, and says only 'Config file is "
-        "not valid JSON or YAML'; this names the place.",
+        help="check config files as the workflow would: syntax, schema, unknown keys, values, data files",
+        description="The files merged in order, as `snakemake --configfile FILE...` merges them; one line per "
+        "problem naming the file and the key (a syntax error: its line and column), exit 1 if any. Paths are "
+        "relative to the current folder, where the workflow would run.",
     )
     check.add_argument("files", nargs="+", metavar="FILE")
     check.set_defaults(run=_check_config)

@@ -165,6 +165,67 @@ def config_problems(config: Mapping, schema: Mapping) -> list[str]:
     return problems
 
 
+def check_files(paths: Sequence[str | os.PathLike[str]], root: str | os.PathLike[str]) -> list[str]:
+    """What the workflow would refuse in the config files ``paths`` (merged in order, as Snakemake
+    merges ``--configfile`` files), one ``file: key: problem`` line each: YAML syntax, the schema
+    (:func:`config_schema` of the workflow in ``root``, the folder holding its Snakefile: unknown keys
+    with the closest known one, values out of range, missing keys), and each task's own checks
+    (:func:`pelt.registry.check_task`: data files not there, settings that do not fit). Paths
+    relative to the folder the workflow would run in, the current one."""
+    from pelt import registry
+
+    if problems := [p for path in paths if (p := yaml_problem(path))]:
+        return problems
+    layers = [(os.fspath(path), _load_yaml(path) or {}) for path in paths]
+    config: dict = {}
+    for _, layer in layers:
+        _merge(config, layer)
+
+    def where(key_path: str) -> str:
+        """The last file that sets the key (or its nearest parent), as the merge let it win."""
+        for depth in range(len(parts := key_path.split(".")), 0, -1):
+            for name, layer in reversed(layers):
+                value: object = layer
+                for part in parts[:depth]:
+                    value = value.get(part, _ABSENT) if isinstance(value, Mapping) else _ABSENT
+                if value is not _ABSENT:
+                    return name
+        return layers[-1][0]
+
+    problems = []
+    for key in ("task_kinds", "corpus_kinds"):
+        try:
+            registry.import_kinds(config.get(key, []), key)
+        except (ValueError, ImportError) as err:
+            problems.append(f"{where(key)}: {key}: {err}")
+    schema = config_schema(os.path.join(root, "workflow", "schemas", "config.schema.yaml"), root)
+    for problem in config_problems(config, schema):
+        key_path = problem.split(":", 1)[0]
+        problems.append(f"{where(key_path)}: {problem}")
+    if problems:
+        return problems
+    fill_defaults(config, schema)
+    downloads = "files" in config.get("download", {})
+    for name, task in config["tasks"].items():
+        try:
+            registry.check_task(name, task, config["tasks"], lambda p: downloads and p.startswith("data/"))
+        except (ValueError, FileNotFoundError) as err:
+            problems.append(f"{where(f'tasks.{name}')}: tasks.{name}: {err}")
+    return problems
+
+
+_ABSENT = object()
+
+
+def _merge(config: dict, layer: Mapping) -> None:
+    """``layer`` over ``config``, mappings merged key by key at any depth (Snakemake's update_config)."""
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(config.get(key), dict):
+            _merge(config[key], value)
+        else:
+            config[key] = value
+
+
 def confined(base: str, relative: str, key: str) -> str:
     """``base/relative``, refused unless it lies strictly inside ``base``: the one check of every path
     that the config or the data names under a folder of the workflow (a ``download.files`` key under

@@ -181,17 +181,45 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
     assert process.wait(timeout=60) == 141
 
 
-def test_config_check_names_the_place_a_config_file_does_not_parse(tmp_path, capsys):
+def test_config_check_names_the_place_a_config_file_does_not_parse(tmp_path, capsys, monkeypatch):
     """Snakemake says only 'Config file is not valid JSON or YAML' of a --configfile."""
-    good = tmp_path / "good.yaml"
-    good.write_text("models:\n  - name: demo\n")
+    monkeypatch.chdir(REPO)
     bad = tmp_path / "bad.yaml"
     bad.write_text("models:\n  - name: demo\n tasks: [\n")
-    assert main(["config", "check", str(good)]) == 0
-    assert capsys.readouterr().out == "1 config file(s) parse\n"
-    assert main(["config", "check", str(good), str(bad)]) == 1
+    assert main(["config", "check", "config/config.yaml"]) == 0
+    assert capsys.readouterr().out == "1 config file(s) are a config the workflow takes\n"
+    assert main(["config", "check", "config/config.yaml", str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"{bad}:3:2: invalid YAML: "), err
+
+
+def test_config_check_checks_what_the_workflow_checks_naming_file_and_key(tmp_path, capsys, monkeypatch):
+    """Merged over the demo config as --configfile merges them: an unknown key with the closest known
+    one, a value out of range, a data file not there, each one line naming the file that set it."""
+    monkeypatch.chdir(REPO)
+    over = tmp_path / "over.yaml"
+    over.write_text("encoding:\n  tokens_per_batch: -5\nsampling:\n  max_sentences_per_entitty: 3\n")
+    assert main(["config", "check", "config/config.yaml", str(over)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"{over}: encoding.tokens_per_batch: -5 is less than the minimum of 64",
+        f"{over}: sampling.max_sentences_per_entitty: unknown key; did you mean 'max_sentences_per_entity'?",
+    ]
+    missing = tmp_path / "missing.yaml"
+    missing.write_text("tasks:\n  wiki80:\n    dev: nowhere/dev.jsonl\n")
+    assert main(["config", "check", "config/config.yaml", str(missing)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{missing}: tasks.wiki80: ") and "nowhere/dev.jsonl" in line
+
+
+def test_config_check_without_the_workflow_checks_the_syntax_and_says_so(tmp_path, capsys, monkeypatch):
+    import pelt.cli
+
+    monkeypatch.setattr(pelt.cli, "_workflow_root", lambda: None)
+    good = tmp_path / "good.yaml"
+    good.write_text("models:\n  - name: demo\n")
+    assert main(["config", "check", str(good)]) == 0
+    assert "YAML syntax checked, not the schema" in capsys.readouterr().out
 
 
 def test_python_dash_m_pelt_runs_from_a_source_checkout(tmp_path):
