@@ -593,13 +593,16 @@ def main() -> None:
     }
     out = write(result, args.out or "results/benchmarks/corpus_throughput.json")
     print(text)
+    disagreements = []
     for master, m in spark.items():  # the pure-Python reproduction must do the pipeline's work
         spark_linked = sum(v for k, v in m["link_counts"].items() if k.startswith("heuristic_names_iteration_"))
-        print(
-            f"\ncheck ({master}): name occurrences {py['name_occurrences']} here, "
-            f"{m['link_counts']['name_occurrences']} in Spark; names linked {py['names_linked']} here, "
-            f"{spark_linked} in Spark"
+        check = (
+            f"name occurrences {py['name_occurrences']} here, {m['link_counts']['name_occurrences']} in Spark; "
+            f"names linked {py['names_linked']} here, {spark_linked} in Spark"
         )
+        print(f"\ncheck ({master}): {check}")
+        if (py["name_occurrences"], py["names_linked"]) != (m["link_counts"]["name_occurrences"], spark_linked):
+            disagreements.append(f"{master}: {check}")
     met = derived["pipeline_wikitext_chars_per_s_core"] >= TARGET
     print(
         f"\nparse+split+link: {derived['pipeline_wikitext_chars_per_s_core']:,} wikitext chars/s/core, "
@@ -610,6 +613,11 @@ def main() -> None:
     )
     print(f"load average before {result['machine']['loadavg_before']}, after {result['machine']['loadavg_after']}")
     print(f"written {out} ({result['seconds']} s)")
+    if disagreements:  # its per-stage figures would measure other work than the pipeline's
+        raise SystemExit(
+            "FAILED: the pure-Python reproduction disagrees with Spark, its stage figures are not the "
+            "pipeline's (" + "; ".join(disagreements) + ")"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@ Measured per parser, summed over the pages:
   reports as an anchor whose text is that label (quotes, tags and entities removed) to that target;
   for pelt the anchor text is ``text[start:end]``, so the span is checked against the text it
   indexes; the peers expose link labels, not spans, so theirs are checked by label;
-* speed: wikitext characters per CPU second of this process (one core), median of ``--repeats``.
+* speed: wikitext characters per CPU second of this process (one core), median of ``--repeats``;
+  the parsers take turns, in an order rotated at each repeat (pelt, WikiExtractor, mwparserfromhell;
+  then WikiExtractor, mwparserfromhell, pelt; ...), so that none is always the first or the last
+  to run (caches, the machine's load): ``--no-rotate`` times each parser's repeats in a row, as
+  before.
 
 The most frequent tokens one parser has and the other lacks are printed, for the reading in
 benchmarks/README.md. The peers are not project dependencies; install them beside pelt:
@@ -160,6 +164,23 @@ def timed_texts(
     return texts, statistics.median(times)
 
 
+def rotated_texts(
+    names: list[str], pages: list[tuple[str, str]], repeats: int
+) -> dict[str, tuple[list[str], float, list[float]]]:
+    """Per parser: each page's text, the median CPU seconds of converting them all and every
+    repeat's, the parsers taking turns in an order rotated at each repeat."""
+    times: dict[str, list[float]] = {name: [] for name in names}
+    texts: dict[str, list[str]] = {}
+    for repeat in range(repeats):
+        shift = repeat % len(names)
+        for name in names[shift:] + names[:shift]:
+            convert = PARSERS[name][0]
+            started = time.process_time()
+            texts[name] = [convert(title, wikitext) for title, wikitext in pages]
+            times[name].append(time.process_time() - started)
+    return {name: (texts[name], statistics.median(times[name]), times[name]) for name in names}
+
+
 def anchor_agreement(anchors: list[list[tuple[str, str]]], pages: list[tuple[str, str]]) -> dict[str, int]:
     reported = matched = 0
     expected_total = 0
@@ -181,6 +202,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--top", type=int, default=25, help="tokens listed where pelt and a peer differ most")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--no-rotate", action="store_true", help="time each parser's repeats in a row, the parsers one after another"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)  # WikiExtractor warns per template it cannot expand
     pages = load_pages()
@@ -193,14 +217,21 @@ def main() -> None:
         "wikitext_chars": chars,
         "machine": f"{platform.node()} {os.cpu_count()} cores, Python {platform.python_version()}",
         "load_start": os.getloadavg()[0],
+        "timing": "in a row" if args.no_rotate else "rotated",
         "parsers": {},
     }
+    rotated = {} if args.no_rotate else rotated_texts(list(PARSERS), pages, args.repeats)
     for name, (to_text, to_anchors) in PARSERS.items():
-        texts[name], seconds = timed_texts(to_text, pages, args.repeats)
+        if args.no_rotate:
+            texts[name], seconds = timed_texts(to_text, pages, args.repeats)
+            runs = None
+        else:
+            texts[name], seconds, runs = rotated[name]
         leftovers = {marker: sum(len(rx.findall(t)) for t in texts[name]) for marker, rx in MARKUP.items()}
         anchors = anchor_agreement([to_anchors(title, wikitext) for title, wikitext in pages], pages)
         result["parsers"][name] = {
             "cpu_s": round(seconds, 3),
+            "cpu_s_runs": runs and [round(t, 3) for t in runs],
             "chars_per_cpu_s": round(chars / seconds),
             "plain_chars": sum(len(t) for t in texts[name]),
             "tokens": sum(len(TOKEN.findall(t)) for t in texts[name]),
@@ -225,6 +256,11 @@ def main() -> None:
         }
         result["parsers"][name]["agreement_with_pelt"] = agreement
         print(name, "vs pelt", json.dumps(agreement, ensure_ascii=False), flush=True)
+    pelt_rate = result["parsers"]["pelt"]["chars_per_cpu_s"]
+    result["pelt_speed_over"] = {
+        name: round(pelt_rate / result["parsers"][name]["chars_per_cpu_s"], 2) for name in PARSERS if name != "pelt"
+    }
+    print("pelt's chars per CPU second over each peer's:", json.dumps(result["pelt_speed_over"]), flush=True)
     result["load_end"] = os.getloadavg()[0]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

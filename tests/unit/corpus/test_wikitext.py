@@ -891,3 +891,20 @@ def test_a_corrupt_block_is_skipped_by_every_reader(single_stream: Path, tmp_pat
         assert len(stats.errors) == 1 and "does not decode" in stats.errors[0]
         assert len(stats.cut_pages) == 1 and 0 < stats.bytes_unread < 100_000
     assert pages[-1].page_id == list(iter_dump_pages(single_stream))[-1].page_id  # read to the end
+
+
+def test_whitespace_runs_are_those_of_the_plain_alternation() -> None:
+    """_collapse_runs finds, in two scans that skip single spaces, the runs of the plain alternation
+    that it documents (all but a lone newline, which is replaced by itself)."""
+    import random
+    import re
+
+    from pelt.corpus.wikipedia.wikitext import _BREAK, _SPACE, _collapse_runs
+
+    plain = re.compile(rf"{_SPACE}*\n[\s{_BREAK}]*|{_SPACE}{{2,}}|[\t\u00a0{_BREAK}]|\[\[|\]\]|\{{\{{|\}}\}}")
+    rng = random.Random(57)
+    alphabet = [" ", " ", " ", "\t", "\u00a0", _BREAK, "\n", "[", "]", "{", "}", "a", "\r", "\u2028"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        expected = [m.span() for m in plain.finditer(text) if m.group() != "\n"]
+        assert _collapse_runs(text) == expected, repr(text)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from operator import itemgetter
 
 from pelt.corpus.wikipedia.titles import LANGUAGE_CODE, WS_RUN
 
 logger = logging.getLogger(__name__)
 
-_BRACES = re.compile(r"\{{2,}|\}{2,}")
+# "\{\{+" rather than "\{{2,}": a pattern whose alternatives open with a literal is searched for
+# those characters in C; one that opens with a repeat is tried at every character of the page.
+_BRACES = re.compile(r"\{\{+|\}\}+")
 
 
 def _split_top_level(inner: str) -> list[str]:
@@ -413,7 +416,9 @@ def outermost(cuts: list[Cut]) -> list[Cut]:
     (a closer ends the innermost open construct); only the outermost are replaced.
     """
     kept: list[Cut] = []
-    for cut in sorted(cuts, key=lambda c: (c[0], -c[1])):
+    ordered = sorted(cuts, key=itemgetter(1), reverse=True)  # by end, longest first: the sorts are
+    ordered.sort(key=itemgetter(0))  # stable, so this is by start, then longest: no key in Python
+    for cut in ordered:
         if not kept or cut[0] >= kept[-1][1]:
             kept.append(cut)
     return kept
@@ -447,14 +452,18 @@ def _outermost_braces(text: str) -> list[Cut]:
     cuts: list[Cut] = []  # payload: the content of a plain {{...}}, which may show text
     stack: list[list[int]] = []  # [braces still open in an opening run, where the run starts]
     for match in _BRACES.finditer(text):
-        run = match.group()
-        if run[0] == "{":
-            stack.append([len(run), match.start()])
+        start, end = match.span()
+        if text[start] == "{":
+            stack.append([end - start, start])
             continue
         if not stack:  # stray closer
-            cuts.append((match.start(), match.end(), None))
+            cuts.append((start, end, None))
             continue
-        left = len(run)
+        if end - start == 2 and stack[-1][0] == 2:  # most runs: "}}" closing a "{{", as below
+            opened = stack.pop()[1]
+            cuts.append((opened, end, (opened + 2, start)))
+            continue
+        left = end - start
         while left >= 2 and stack:
             top = stack[-1]
             used = 3 if left >= 3 and top[0] >= 3 else 2
@@ -524,7 +533,10 @@ def cut_templates(text: str, blank: str = "") -> str:
     return "".join(out)
 
 
-_TABLE_EDGE = re.compile(r"^[ \t:]*(\{\||\|\})", re.MULTILINE)
+# A table's first or last line: "^[ \t:]*(\{\||\|\})" read as the newline before it (a literal first, see
+# _BRACES; "^" is tried at every character), and the text's first line apart.
+_TABLE_EDGE = re.compile(r"\n[ \t:]*(\{\||\|\})")
+_FIRST_TABLE_EDGE = re.compile(r"[ \t:]*(\{\||\|\})")
 
 
 def cut_tables(text: str) -> str:
@@ -534,11 +546,14 @@ def cut_tables(text: str) -> str:
         return text
     cuts: list[Cut] = []
     stack: list[int] = []
-    for match in _TABLE_EDGE.finditer(text):
-        if match.group(1) == "{|":
-            stack.append(match.start())
+    first = _FIRST_TABLE_EDGE.match(text)
+    edges = [(0, first.end(), first.group(1))] if first is not None else []
+    edges += [(match.start() + 1, match.end(), match.group(1)) for match in _TABLE_EDGE.finditer(text)]
+    for line_start, end, edge in edges:
+        if edge == "{|":
+            stack.append(line_start)
         elif stack:
-            cuts.append((stack.pop(), match.end(), None))
+            cuts.append((stack.pop(), end, None))
     for start in stack:
         end = text.find("\n", start)
         cuts.append((start, len(text) if end < 0 else end, None))

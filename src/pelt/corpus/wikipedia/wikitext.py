@@ -73,7 +73,9 @@ _NOWIKI_EMPTY = re.compile(r"<nowiki\s*/>", re.IGNORECASE)
 # no later pass matches, and swapped back at the end (one for one, so spans do not move).
 _PROTECT = str.maketrans({c: chr(0xE000 + i) for i, c in enumerate("[]{}|'<>=&*#:;")})
 _UNPROTECT = str.maketrans({chr(0xE000 + i): c for i, c in enumerate("[]{}|'<>=&*#:;")})
-_PROTECTED = re.compile("[\ue000-\ue00d]")  # a scan in C: translate() looks up every character
+# Whether a text holds one: a substring test per character, each a memchr-like scan in C (and none at
+# all in a text of narrower characters), several times faster than one regex scan of a class.
+_PROTECTED = tuple(chr(0xE000 + i) for i in range(len("[]{}|'<>=&*#:;")))
 # What <nowiki/>, a cut tag, a removed template and a quote run after a link leave (MediaWiki's strip markers): it
 # keeps quote runs apart and stops a link trail, then vanishes with the whitespace pass.
 _BREAK = "\ue0ff"
@@ -127,9 +129,15 @@ def _drop(content: str) -> str:
 _BEHAVIOR_SWITCH = re.compile(r"__[A-Z]+__")
 # One greedy group, stripped afterwards: "[ \t]*(.+?)[ \t]*" is ambiguous over a run of spaces,
 # which made "=" + " " * 5000 + "x" cubic.
-_HEADING = re.compile(r"^(={1,6})(.+)\1[ \t]*$", re.MULTILINE)
-_LIST_MARKER = re.compile(r"^[*#:;]+[ \t]*|^-{4,}", re.MULTILINE)
-_EXTERNAL_OPEN = re.compile(r"(?<!\[)\[(?:https?:|ftp:|//|mailto:|irc:|news:)")
+# The "=" first and the line start checked after it (a look-behind over the "=" and what precedes it):
+# a pattern that opens with a literal is searched for that literal in C, whereas "^" is tried at
+# every character of the page.
+_HEADING = re.compile(r"(=(?<![^\n]=)={0,5})(.+)\1[ \t]*$", re.MULTILINE)
+# Markers at a line's start: after a newline (the literal first, as above), and at the text's start.
+_LIST_MARKER = re.compile(r"\n(?:[*#:;]+[ \t]*|-{4,})")
+_FIRST_LIST_MARKER = re.compile(r"[*#:;]+[ \t]*|-{4,}")
+# "(?<!\[)\[" written as "\[(?<!\[\[)": the literal first, see _BRACES in pelt.corpus.wikipedia.templates.
+_EXTERNAL_OPEN = re.compile(r"\[(?<!\[\[)(?:https?:|ftp:|//|mailto:|irc:|news:)")
 _URL_END = re.compile(r"[\s\]<>]")
 _LABEL_SPACE = re.compile(r"[ \t]+")
 # What a label's walk meets: a simple internal link it passes over, the "]" that closes it, or what
@@ -146,7 +154,7 @@ _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*>", re.IGNORECASE)
 # A reference tag that only removing HTML tags put together (``NetBSD<</span>ref>`` in a real page):
 # the tag when it is short and closed, else its first four characters, never the text after it.
 _STRAY_REF = re.compile(r"</?ref\b[^<>\n]{0,200}>|<ref", re.IGNORECASE)
-_QUOTES = re.compile(r"'{2,}")
+_QUOTES = re.compile(r"''+")  # not "'{2,}": the literal first, see _BRACES in templates
 # A break that neither touches a quote nor follows a bracket changes nothing: dropped before it costs
 # the whitespace pass a match per cut <ref>.
 _IDLE_BREAK = re.compile(f"{_BREAK}(?<![\\]']{_BREAK})(?!')")  # the literal first: a fast scan
@@ -221,15 +229,18 @@ def _bold_read_as_apostrophe(text: str, bold_runs: list[tuple[int, int]], out: l
 
 
 class _LabelEnds:
-    """Where an external link's label ends, for any start, without walking the line again.
+    """Where an external link's label ends, for any start on one line, without walking it again.
 
     A label's walk passes over text and simple internal links until a "]" closes it, or a newline
     or a "[[" that opens no simple link leaves it unclosed: from a token on, the outcome is the
-    same whatever came before, so it is worked out once for every token, from the last.
+    same whatever came before, so it is worked out once for every token, from the last. No token
+    holds a newline, so a line's tokens are the same read from its start as from the page's, and
+    a walk never leaves its line: only the lines that hold a label are read.
     """
 
-    def __init__(self, text: str) -> None:
-        tokens = [match.span() for match in _LABEL_TOKEN.finditer(text)]
+    def __init__(self, text: str, line_start: int, line_end: int) -> None:
+        self.line_end = line_end
+        tokens = [match.span() for match in _LABEL_TOKEN.finditer(text, line_start, line_end)]
         self.starts = [start for start, _ in tokens]
         self.ends = [end for _, end in tokens]
         self.closes = [-1] * (len(tokens) + 1)  # -1: unclosed
@@ -261,7 +272,7 @@ def _external_links(text: str) -> str:
     out: list[str] = []
     pos = 0
     url_end = -1  # where the last URL read ends
-    labels: _LabelEnds | None = None  # built for the first label
+    labels: _LabelEnds | None = None  # built for the line of the label read last
     for opener in _EXTERNAL_OPEN.finditer(text):
         if opener.start() < max(pos, url_end):  # inside a link, or in a URL read already
             continue
@@ -270,8 +281,11 @@ def _external_links(text: str) -> str:
         if text.startswith("]", url_end):
             label_start = close = url_end
         elif (space := _LABEL_SPACE.match(text, url_end)) is not None:
-            labels = labels or _LabelEnds(text)
-            label_start, close = space.end(), labels.close(space.end())
+            label_start = space.end()
+            if labels is None or label_start > labels.line_end:  # labels start further on each time
+                line_end = text.find("\n", label_start)
+                labels = _LabelEnds(text, text.rfind("\n", 0, label_start) + 1, len(text) if line_end < 0 else line_end)
+            close = labels.close(label_start)
         else:
             continue
         if close >= 0:
@@ -313,7 +327,9 @@ def _language_conversion(text: str, variants: tuple[str, ...]) -> str:
 
 # Pass 4: wiki links -------------------------------------------------------------------------
 
-_LINK_BRACKETS = re.compile(r"\[\[(?!\[)|\]\]")  # in "[[[x]]]" the first "[" is literal
+# A whole link with no bracket inside (most links: one token, no stack), or a bracket pair of the
+# nesting walk. In "[[[x]]]" the first "[" is literal.
+_LINK_TOKENS = re.compile(r"\[\[(?!\[)[^\[\]]*\]\]|\[\[(?!\[)|\]\]")
 _NESTED_LINK = re.compile(r"\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]")
 
 
@@ -323,72 +339,52 @@ def _unescape(text: str) -> str:
     return _NEVER_IN_TEXT.sub("", html.unescape(text)) if "&" in text else text
 
 
-class _Builder:
-    """Joins plain-text pieces and records anchor spans while it goes."""
-
-    __slots__ = ("pieces", "length", "links")
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.length = 0
-        self.links: list[tuple[int, int, str]] = []
-
-    def text(self, piece: str) -> None:
-        piece = _unescape(piece)
-        self.pieces.append(piece)
-        self.length += len(piece)
-
-    def anchor(self, visible: str, target: str) -> None:
-        """Add visible text; record it as an anchor (without surrounding whitespace) when it has a target."""
-        visible = _unescape(visible)
-        core = visible.strip()
-        if _BREAK in core:  # a break at an edge vanishes with the whitespace next to it
-            core = core.strip(_BREAK).strip()
-        if not core or not target:
-            self.text(visible)
-            return
-        lead = visible.find(core)  # core starts with neither whitespace nor a break
-        start = self.length + lead
-        self.links.append((start, start + len(core), target))
-        self.pieces.append(visible)
-        self.length += len(visible)
-
-
 def _link_cuts(text: str) -> list[Cut]:
     """The links and the brackets to drop, outermost, in order (payload "link" for a link).
 
     Unmatched ``[[`` and ``]]`` are dropped (their words stay). ``[[a [[B]] c]]`` is no link, as a
     ``[[`` before the first ``|`` says: its two brackets are dropped and what they hold is read
     as text, ``B`` a link. Deciding that once per pair, from the next ``[[`` after it, keeps deep
-    nesting (``"[[a " * n``) linear and off the Python stack.
+    nesting (``"[[a " * n``) linear and off the Python stack. A link that holds no bracket is one
+    token: its ``[[`` is closed by its own ``]]`` whatever is open around it.
     """
     cuts: list[Cut] = []
     opens: list[int] = []  # every [[, in order
     stack: list[int] = []  # indices in opens of the [[ still open
-    for match in _LINK_BRACKETS.finditer(text):
-        if match.group() == "[[":
+    for match in _LINK_TOKENS.finditer(text):
+        start, end = match.span()
+        if end - start > 2:  # [[...]]: pushed and popped at once
+            opens.append(start)
+            cuts.append((start, end, "link"))
+        elif text[start] == "[":
             stack.append(len(opens))
-            opens.append(match.start())
+            opens.append(start)
         elif stack:
             i = stack.pop()
-            start = opens[i]
+            opened = opens[i]
             nested = opens[i + 1] if i + 1 < len(opens) else None  # opened after, hence inside
-            if nested is not None and text.find("|", start + 2, nested) < 0:
-                cuts += [(start, start + 2, None), (match.start(), match.end(), None)]
+            if nested is not None and text.find("|", opened + 2, nested) < 0:
+                cuts += [(opened, opened + 2, None), (start, end, None)]
             else:
-                cuts.append((start, match.end(), "link"))
+                cuts.append((opened, end, "link"))
         else:
-            cuts.append((match.start(), match.end(), None))
+            cuts.append((start, end, None))
     cuts.extend((opens[i], opens[i] + 2, None) for i in stack)
     return outermost(cuts)
 
 
-def _convert_links(text: str, out: _Builder, site: SiteInfo) -> None:
+def _convert_links(text: str, site: SiteInfo) -> tuple[str, list[tuple[int, int, str]]]:
     """Turn ``[[links]]`` into visible text; anchors to articles get their span recorded, with the
     letters of the site's link trail after the link (none in Chinese) and of its link prefix
-    before it (Arabic only)."""
+    before it (Arabic only). Returns the text and the spans (start, end, normalised target).
+
+    An anchor's span is its visible text without surrounding whitespace; character references
+    are decoded in every piece (:func:`_unescape`)."""
     trails = site.link_trail_pattern
     prefixes = site.link_prefix_pattern
+    pieces: list[str] = []
+    length = 0  # of the pieces so far
+    links: list[tuple[int, int, str]] = []
     pos = 0  # end of what has been emitted
     for start, end, kind in _link_cuts(text):
         if start < pos:  # brackets right after a link trail cannot be: the trail is letters only
@@ -396,25 +392,49 @@ def _convert_links(text: str, out: _Builder, site: SiteInfo) -> None:
         before = text[pos:start]
         pos = end
         target, bar, label = text[start + 2 : end - 2].partition("|")
-        link_kind, bare = link_target_kind(target.strip(), site) if kind is not None else ("", "")
-        if link_kind in ("", "hidden"):
-            out.text(before)
+        if kind is None:
+            link_kind, bare = "", ""
+        elif ":" in (target := target.strip()):  # a namespace, an interwiki link or a leading colon
+            link_kind, bare = link_target_kind(target, site)
+        else:
+            link_kind, bare = "article", target
+        if link_kind == "article":
+            visible = (_NESTED_LINK.sub(r"\1", label) if "[[" in label else label) if bar else bare
+        elif link_kind == "other":
+            before += _NESTED_LINK.sub(r"\1", label) if bar else bare
+        if link_kind != "article":
+            if "&" in before:
+                before = _unescape(before)
+            pieces.append(before)
+            length += len(before)
             continue
-        visible = _NESTED_LINK.sub(r"\1", label) if bar else bare
-        if link_kind == "other":
-            out.text(before + visible)
-            continue
-        prefix = prefixes.match(before[::-1]) if prefixes is not None else None
-        if prefix is not None:  # the segment since the last link, reversed: linear in the page
+        if prefixes is not None and (prefix := prefixes.match(before[::-1])) is not None:
+            # the segment since the last link, reversed: linear in the page
             visible = before[len(before) - prefix.end() :] + visible
             before = before[: len(before) - prefix.end()]
-        out.text(before)
-        trail = trails.match(text, pos) if trails is not None else None
-        if trail is not None:
+        if "&" in before:
+            before = _unescape(before)
+        pieces.append(before)
+        length += len(before)
+        if trails is not None and (trail := trails.match(text, pos)) is not None:
             visible += trail.group()
             pos = trail.end()
-        out.anchor(visible, normalize_title(bare))
-    out.text(text[pos:])
+        target = normalize_title(bare)
+        if "&" in visible:
+            visible = _unescape(visible)
+        core = visible.strip()
+        if _BREAK in core:  # a break at an edge vanishes with the whitespace next to it
+            core = core.strip(_BREAK).strip()
+        if core and target:
+            lead = visible.find(core)  # core starts with neither whitespace nor a break
+            links.append((length + lead, length + lead + len(core), target))
+        elif "&" in visible:  # shown as text, decoded once more
+            visible = _unescape(visible)
+        pieces.append(visible)
+        length += len(visible)
+    rest = text[pos:]
+    pieces.append(_unescape(rest) if "&" in rest else rest)
+    return "".join(pieces), links
 
 
 # Pass 5: whitespace -------------------------------------------------------------------------
@@ -422,14 +442,50 @@ def _convert_links(text: str, out: _Builder, site: SiteInfo) -> None:
 _SPACE = f"[ \\t\\u00a0{_BREAK}]"
 # A run with a newline -> "\n"; 2+ spaces -> " "; a lone tab or no-break space -> " "; a lone break
 # -> "". Doubled brackets still here came from markup too broken to parse ("[[[[x", unbalanced
-# link labels): they are dropped so that no markup reaches the text.
-_NORMALIZE = re.compile(rf"{_SPACE}*\n[\s{_BREAK}]*|{_SPACE}{{2,}}|[\t\u00a0{_BREAK}]|\[\[|\]\]|\{{\{{|\}}\}}")
+# link labels): they are dropped so that no markup reaches the text. The runs are those of
+#     {_SPACE}*\n[\s{_BREAK}]*|{_SPACE}{2,}|[\t\u00a0{_BREAK}]|\[\[|\]\]|\{\{|\}\}
+# but a lone newline, which is replaced by itself, found in two scans that skip the single spaces
+# between words (a regex is tried at every character that may open a match: at every space, the
+# alternation above at every character). _NORMALIZE reads the runs that open with another character
+# (the class of the first character, then what may follow it, a look-behind on that character saying
+# which alternative it opens), the spaces before such a whitespace run are added to it, and the
+# runs of spaces alone are found as "  " (_collapse_runs).
+_NORMALIZE = re.compile(
+    rf"[\t\u00a0{_BREAK}\n\[\]{{}}]"
+    rf"(?:(?<=[\t\u00a0{_BREAK}]){_SPACE}*\n[\s{_BREAK}]*|(?<=\n)[\s{_BREAK}]+|(?<= \n)"
+    rf"|(?<=[\t\u00a0{_BREAK}]){_SPACE}+|(?<=[\t\u00a0{_BREAK}])|(?<=\[)\[|(?<=\])\]|(?<=\{{)\{{|(?<=\}})\}})"
+)
+_SPACES = re.compile(" +")
+_NOT_SHOWN = _BREAK + "[]{}"
 
 
-def _replacement(run: str) -> str:
-    if "\n" in run:
-        return "\n"
-    return " " if run.strip(_BREAK + "[]{}") else ""
+def _collapse_runs(text: str) -> list[tuple[int, int]]:
+    """The runs to replace (see _NORMALIZE), in order, as (start, end)."""
+    runs: list[tuple[int, int]] = []
+    pos = 0  # end of the last run
+    double = text.find("  ")  # the next run of spaces alone, or one inside or before a whitespace run
+    for match in _NORMALIZE.finditer(text):
+        start, end = match.span()
+        whitespace = text[start] not in "[]{}"  # the spaces before a whitespace run are part of it
+        while 0 <= double < start:
+            spaces_end = _SPACES.match(text, double).end()
+            if spaces_end == start and whitespace:
+                break
+            runs.append((double, spaces_end))
+            double = text.find("  ", spaces_end)
+        if whitespace and start > pos and text[start - 1] == " ":
+            start -= 1
+            while start > pos and text[start - 1] == " ":
+                start -= 1
+        runs.append((start, end))
+        pos = end
+        if 0 <= double < end:
+            double = text.find("  ", end)
+    while double >= 0:
+        spaces_end = _SPACES.match(text, double).end()
+        runs.append((double, spaces_end))
+        double = text.find("  ", spaces_end)
+    return runs
 
 
 def _collapse(text: str, links: list[tuple[int, int, str]]) -> tuple[str, list[Link]]:
@@ -438,47 +494,71 @@ def _collapse(text: str, links: list[tuple[int, int, str]]) -> tuple[str, list[L
     Also drops left-over doubled brackets (see _NORMALIZE); an anchor left empty is dropped.
 
     A span boundary inside a replaced run lands at the matching place of its replacement; a
-    boundary after it moves left by what the run lost.
+    boundary after it moves left by what the run and those before it lost.
     """
     starts: list[int] = []
     old_ends: list[int] = []
     new_starts: list[int] = []
     new_lens: list[int] = []
+    lost: list[int] = []  # what the text lost up to the end of each run
     pieces: list[str] = []
     pos = 0
     removed = 0
-    for match in _NORMALIZE.finditer(text):
-        run = match.group()
-        replacement = _replacement(run)
-        pieces.append(text[pos : match.start()])
-        pieces.append(replacement)
-        starts.append(match.start())
-        old_ends.append(match.end())
-        new_starts.append(match.start() - removed)
+    for start, end in _collapse_runs(text):
+        run = text[start:end]
+        replacement = "\n" if "\n" in run else " " if run.strip(_NOT_SHOWN) else ""
+        pieces += (text[pos:start], replacement)
+        starts.append(start)
+        old_ends.append(end)
+        new_starts.append(start - removed)
         new_lens.append(len(replacement))
-        removed += len(run) - len(replacement)
-        pos = match.end()
+        removed += end - start - len(replacement)
+        lost.append(removed)
+        pos = end
     pieces.append(text[pos:])
     joined = "".join(pieces)
     plain = joined.strip()
     lead = len(joined) - len(joined.lstrip())
-
-    def move(offset: int) -> int:
-        i = bisect.bisect_right(starts, offset) - 1
+    size = len(plain)
+    moved: list[Link] = []
+    bisect_right = bisect.bisect_right
+    for start, end, target in links:  # each boundary moved as the text around it was
+        i = bisect_right(starts, start) - 1
         if i < 0:
-            new = offset
-        elif offset < old_ends[i]:
-            new = new_starts[i] + min(offset - starts[i], new_lens[i])
+            new_start = start
+        elif start < old_ends[i]:
+            new_start = new_starts[i] + min(start - starts[i], new_lens[i])
         else:
-            new = new_starts[i] + new_lens[i] + (offset - old_ends[i])
-        return min(max(new - lead, 0), len(plain))
-
-    moved = [Link(move(s), move(e), t) for s, e, t in links]
-    return plain, [link for link in moved if link.start < link.end]
+            new_start = start - lost[i]
+        i = bisect_right(starts, end, max(i, 0)) - 1
+        if i < 0:
+            new_end = end
+        elif end < old_ends[i]:
+            new_end = new_starts[i] + min(end - starts[i], new_lens[i])
+        else:
+            new_end = end - lost[i]
+        new_start = min(max(new_start - lead, 0), size)
+        new_end = min(max(new_end - lead, 0), size)
+        if new_start < new_end:
+            moved.append(Link(new_start, new_end, target))
+    return plain, moved
 
 
 def _heading(match: re.Match[str]) -> str:
     return match.group(2).strip(" \t")
+
+
+def _list_markers(text: str) -> str:
+    """List markers and horizontal rules at the start of a line removed (``^[*#:;]+[ \\t]*|^-{4,}``)."""
+    first = _FIRST_LIST_MARKER.match(text)
+    if first is not None:
+        text = text[first.end() :]
+    return _LIST_MARKER.sub("\n", text)
+
+
+# The directional marks, for substring tests (see _PROTECTED): derived from the pattern, which
+# names characters of the General Punctuation block only.
+_MARKS = tuple(chr(c) for c in range(0x2000, 0x2070) if DIRECTIONAL_MARKS.fullmatch(chr(c)))
 
 
 def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, list[Link]]:
@@ -492,7 +572,9 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     language variants ``-{...}-`` shows (Chinese); English Wikipedia unless given. Directional
     marks are removed (module docstring).
     """
-    text = _COMMENT.sub("", DIRECTIONAL_MARKS.sub("", wikitext))
+    if any(mark in wikitext for mark in _MARKS):
+        wikitext = DIRECTIONAL_MARKS.sub("", wikitext)
+    text = _COMMENT.sub("", wikitext)
     text = _sub_paired(text, _NOWIKI_OPEN, _NOWIKI_CLOSE, _protect_nowiki)
     text = _NOWIKI_EMPTY.sub(_BREAK, text)
     text = _DROPPED_SELF_CLOSING.sub(_BREAK, text)
@@ -500,7 +582,7 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     text = cut_tables(cut_templates(text, _BREAK))
     text = _BEHAVIOR_SWITCH.sub("", text)
     text = _HEADING.sub(_heading, text)
-    text = _LIST_MARKER.sub("", text)
+    text = _list_markers(text)
     if site.variants and "-{" in text:
         text = _language_conversion(text, site.variants)
     text = _external_links(text)
@@ -509,7 +591,5 @@ def wikitext_to_plain(wikitext: str, site: SiteInfo = ENGLISH) -> tuple[str, lis
     if _BREAK in text:
         text = _IDLE_BREAK.sub("", text)
     text = _apostrophes(text)
-    builder = _Builder()
-    _convert_links(text, builder, site)
-    plain, links = _collapse("".join(builder.pieces), builder.links)
-    return (plain.translate(_UNPROTECT) if _PROTECTED.search(plain) else plain), links
+    plain, links = _collapse(*_convert_links(text, site))
+    return (plain.translate(_UNPROTECT) if any(c in plain for c in _PROTECTED) else plain), links
