@@ -4,7 +4,8 @@ Opens a table built by pelt (``table.parquet``) and the model it was built for, 
 table holds for one entity (its counts and E(e) = L * sum / ||sum||), then predicts the word at
 ``[MASK]`` in ``--text`` twice: from the plain text, and with ``( E(e) )`` inserted after the
 entity's mention, which is how PELT gives the model knowledge it lacks.  Works with RoBERTa-, BERT-
-and BART-style masked LMs, on CPU or GPU; nothing is downloaded.
+and BART-style masked LMs, on CPU or GPU; nothing is downloaded.  ``--entity`` is read as ``pelt table``
+reads an entity (its id, QID or alias; ``--ignore-case``), and a wrong input is one line, as there.
 
     python examples/use_a_table.py --model results/models/demo \\
         --table results/tables/wikipedia/demo/table.parquet \\
@@ -21,9 +22,11 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pelt.cli import EXPECTED_ERRORS, error_line, positive_int, positive_number
 from pelt.encoding.injection import Mention, inject
 from pelt.encoding.models import forward_mlm, load_masked_lm
 from pelt.table import EntityTable
+from pelt.table.resolve import resolve
 
 MASK = "[MASK]"  # placeholder in --text for the model's own mask token (<mask> for RoBERTa and BART)
 
@@ -49,12 +52,22 @@ def predict(
     if len(at_mask) != 1:
         raise ValueError(f"expected one mask in the model's input, found {len(at_mask)}: {text!r}")
     probs = logits[0, at_mask[0]].float().softmax(-1)
-    top = probs.topk(top_k)
+    top = probs.topk(min(top_k, len(probs)))  # a --top-k past the vocabulary: every word
     words = [tokenizer.decode([int(i)]).strip() for i in top.indices]
     return list(zip(words, top.values.tolist())), batch.n_injected
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status 0, or 1 with one line saying what was wrong (a model or table path, an entity)."""
+    args = _parser().parse_args(argv)
+    try:
+        return run(args)
+    except EXPECTED_ERRORS as err:
+        print(error_line(err), file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the model the table was built for (a local directory)")
     parser.add_argument(
@@ -67,18 +80,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--text", required=True, help=f"a sentence with one {MASK} and a mention of --entity")
     parser.add_argument("--entity", required=True, help="the entity: its id (Wikipedia: the page title), QID or alias")
+    parser.add_argument("--ignore-case", action="store_true", help="find --entity case-folded")
     parser.add_argument("--mention", help="the entity's words in --text (default: --entity)")
-    parser.add_argument("--norm", type=float, help="L, the length of E(e) (default: the table's)")
-    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--norm", type=positive_number, help="L, the length of E(e) (default: the table's)")
+    parser.add_argument("--top-k", type=positive_int, default=5)
     parser.add_argument("--device", default="auto", help="auto (CUDA if present), cpu, cuda, ...")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def run(args: argparse.Namespace) -> int:
+    """The lookup and the two predictions; wrong inputs raise (main says them in one line)."""
     table = EntityTable.load(args.table, allow_other_weights=args.allow_other_weights)
-    (entity,) = table.find([args.entity])  # the id, else a QID or alias where the table has them
-    if entity is None:
-        print(f"error: {args.entity!r} is not in {args.table} ({len(table)} entities)", file=sys.stderr)
-        return 1
+    (entity,) = resolve(table, [args.entity], ignore_case=args.ignore_case)  # KeyError names the closest
     mention = args.mention or args.entity
     if args.text.count(MASK) != 1 or mention not in args.text:
         print(f"error: --text needs one {MASK} and the mention {mention!r}", file=sys.stderr)

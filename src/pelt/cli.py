@@ -1,15 +1,16 @@
 """The ``pelt`` command: inspect, query, explore and share entity tables from the shell.
 
 ``pelt table info PATH``, ``pelt table lookup PATH ENTITY... [--norm L] [--json]``,
-``pelt table ids PATH [NAME...] [--by id,qid,alias] [--ignore-case] [--suggest]`` (every entity's ids, or the
-entity each name stands for), ``pelt table merge OUT TABLE... [--sum-overlap]`` (tables of disjoint shards:
-sums and counts add; an entity in several tables only with ``--sum-overlap``), ``pelt table similar PATH ENTITY
-[-k K]`` (nearest neighbours),
-``pelt table export PATH --format word2vec|npy|safetensors OUT`` and ``pelt table push PATH TARGET``
-(a Hub dataset repository, or with ``--local`` its folder). A table path is a ``table.parquet`` or
-the folder holding one. ``pelt config check FILE...`` names the line and column of a config file
-that does not parse, which Snakemake's own message for a ``--configfile`` does not. Errors are one
-line saying what to do (``--debug`` shows the traceback).
+``pelt table ids PATH [NAME...]`` (every entity's ids, or the entity each name stands for),
+``pelt table merge OUT TABLE... [--sum-overlap]`` (tables of disjoint shards: sums and counts add; an
+entity in several tables only with ``--sum-overlap``), ``pelt table similar PATH ENTITY|--vector FILE.npy|
+--word WORD --model M [-k K]`` (nearest neighbours), ``pelt table export PATH --format word2vec|npy|safetensors
+OUT`` and ``pelt table push PATH REPO_ID [--local FOLDER]`` (a Hub dataset repository, or its files in a
+folder). A table path is a ``table.parquet``, the folder holding one or a Hub dataset repo id. Every
+command that takes an entity takes its id, QID or alias (``--by``, ``--ignore-case``) through one resolver
+(:mod:`pelt.table.resolve`), and names the closest entities of one it does not find. ``pelt config check
+FILE...`` names the line and column of a config file that does not parse, which Snakemake's own message for
+a ``--configfile`` does not. Errors are one line saying what to do (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -23,15 +24,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from pelt.config import check_files, yaml_problem
 from pelt.info import format_report, preflight, report
-from pelt.suggest import closest_entities, describe
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
-from pelt.table.hub import TABLE_FILE, upload_dataset, write_dataset_folder
+from pelt.table.hub import TABLE_FILE
+from pelt.table.resolve import not_found, resolve
+from pelt.table.similar import nearest
 
-# Errors of wrong input, whose messages say what to do (pelt's own raise them so).
-EXPECTED_ERRORS = (FileNotFoundError, ValueError, KeyError, ImportError)
+# Errors of wrong input, whose messages say what to do (pelt's own raise them so); OSError: a file
+# that cannot be read, a model that cannot be loaded.
+EXPECTED_ERRORS = (OSError, ValueError, KeyError, ImportError)
 SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what `cmd | head` gives for a command the closed pipe ended
 
 
@@ -49,11 +54,13 @@ def _table_path(path: str) -> Path:
 
 
 def _open(path: str) -> EntityTable:
-    table_path = _table_path(path)
-    if not table_path.exists():
-        fix = "give a table.parquet or the folder holding one"
-        raise FileNotFoundError(f"entity table {table_path} does not exist: {fix}")
-    return EntityTable.open(table_path)
+    """The table at ``path`` (a file or a folder holding one), else the Hub dataset that names (EntityTable.load)."""
+    if Path(path).exists():
+        table_path = _table_path(path)
+        if not table_path.exists():
+            raise FileNotFoundError(f"entity table {table_path} does not exist: give a table.parquet or its folder")
+        return EntityTable.open(table_path)
+    return EntityTable.load(path)
 
 
 def _workflow_root() -> Path | None:
@@ -91,29 +98,24 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _not_in(table: EntityTable, path: str, entities: Sequence[str]) -> int:
-    """Exit status 1 with the entities ``table`` lacks and how to find their ids; 0 when it has all."""
-    unknown = [e for e in entities if e not in table]
-    if unknown:
-        hint = f"entity ids are exact; `pelt table ids {path} NAME --ignore-case` finds the id of a name or QID"
-        print(f"error: not in {path}: {', '.join(unknown)} ({hint})", file=sys.stderr)
-    return 1 if unknown else 0
+def _resolve(table: EntityTable, args: argparse.Namespace, names: Sequence[str]) -> list[str]:
+    """The entity ids of ``names`` as ``--by`` and ``--ignore-case`` say (pelt.table.resolve.resolve)."""
+    return resolve(table, names, by=args.by, ignore_case=args.ignore_case)
 
 
 def _lookup(args: argparse.Namespace) -> int:
     table = _open(args.path)
-    if _not_in(table, args.path, args.entities):
-        return 1
-    vectors = table.lookup(args.entities, norm=args.norm)
-    n_sentences, frequency = table.counts(args.entities)
+    entities = _resolve(table, args, args.entities)
+    vectors = table.lookup(entities, norm=args.norm)
+    n_sentences, frequency = table.counts(entities)
     if args.json:
         rows = [
-            {"entity_id": e, "n_sentences": int(n), "frequency": int(f), "vector": v.tolist()}
-            for e, n, f, v in zip(args.entities, n_sentences, frequency, vectors)
+            {"name": name, "entity_id": e, "n_sentences": int(n), "frequency": int(f), "vector": v.tolist()}
+            for name, e, n, f, v in zip(args.entities, entities, n_sentences, frequency, vectors)
         ]
         print(json.dumps({"norm": table.norm if args.norm is None else args.norm, "entities": rows}))
     else:
-        for e, n, f, v in zip(args.entities, n_sentences, frequency, vectors):
+        for e, n, f, v in zip(entities, n_sentences, frequency, vectors):
             print(f"{e}\tn_sentences={n}\tfrequency={f}\t" + " ".join(f"{x:.6g}" for x in v))
     return 0
 
@@ -125,22 +127,15 @@ def _ids(args: argparse.Namespace) -> int:
         for entity_id, qid, aliases in table.id_rows():
             print(f"{entity_id}\t{qid or ''}\t{' | '.join(aliases)}")
         return 0
-    found = table.find(args.names, by=args.by.split(",") if args.by else None, ignore_case=args.ignore_case)
+    found = table.find(args.names, by=args.by, ignore_case=args.ignore_case)
     qids = table.qids([e for e in found if e is not None])
     print("name\tentity_id\tqid")
     for name, entity_id in zip(args.names, found):
         if entity_id is not None:
             print(f"{name}\t{entity_id}\t{qids.pop(0) or ''}")
     unknown = [name for name, entity_id in zip(args.names, found) if entity_id is None]
-    if unknown:
-        by = f" (by {args.by})" if args.by else ""
-        print(f"error: not found in {args.path}{by}: {', '.join(unknown)}", file=sys.stderr)
-        if args.suggest:
-            pairs = ((name, e) for e, _, aliases in table.id_rows() for name in (e, *aliases))
-            for name, suggestions in closest_entities(unknown, pairs).items():
-                print(f"  {describe(name, suggestions)}", file=sys.stderr)
-        else:
-            print("  (--suggest names the closest entities the table has)", file=sys.stderr)
+    if unknown:  # the names found are printed first: a list of names is answered as far as it can be
+        print(f"error: {not_found(table, unknown, by=args.by)}", file=sys.stderr)
         return 1
     return 0
 
@@ -154,11 +149,54 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _similar(args: argparse.Namespace) -> int:
     table = _open(args.path)
-    if _not_in(table, args.path, [args.entity]):
-        return 1
-    for entity_id, cosine in table.most_similar(args.entity, k=args.k):
+    if args.vector is not None:
+        neighbours = nearest(table, _vector_file(args.vector, table.hidden_size), args.k)
+    elif args.word is not None:
+        neighbours = nearest(table, _word_embedding(table, args.model, args.word), args.k)
+    else:
+        (entity,) = _resolve(table, args, [args.entity])
+        neighbours = table.most_similar(entity, k=args.k)
+    for entity_id, cosine in neighbours:
         print(f"{entity_id}\t{cosine:.6f}")
     return 0
+
+
+def _vector_file(path: str, hidden_size: int) -> np.ndarray:
+    """The query vector of a ``.npy`` file: H finite numbers (shape [H] or [1, H])."""
+    try:
+        vector = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--vector {path}: not a readable .npy file ({err})") from err
+    if vector.size != hidden_size or vector.ndim > 2 or not np.issubdtype(vector.dtype, np.number):
+        raise ValueError(f"--vector {path}: {vector.dtype} of shape {vector.shape}, not {hidden_size} numbers (H)")
+    return vector.reshape(-1)
+
+
+def _word_embedding(table: EntityTable, model_name: str, word: str) -> np.ndarray:
+    """The input embedding of ``word``, one token of the table's model: the space the table's vectors are
+    injected into, where words and entities compare (as Wikipedia2Vec's ``most_similar`` of a word)."""
+    from transformers.utils.logging import disable_progress_bar
+
+    from pelt.encoding.models import load_masked_lm  # torch and transformers: only this query needs them
+
+    disable_progress_bar()  # a bar of weights loaded would share the line of the output or the error
+    model, tokenizer = load_masked_lm(model_name, device="cpu")
+    table.check_model(model)
+    tokens = tokenizer(" " + word, add_special_tokens=False)["input_ids"]  # the word as it follows a space
+    if len(tokens) != 1:
+        pieces = tokenizer.convert_ids_to_tokens(tokens)
+        raise ValueError(f"--word {word!r} is {len(tokens)} tokens of {model_name} ({pieces}), not a word it knows")
+    return model.get_input_embeddings().weight[tokens[0]].detach().float().numpy()
+
+
+def _check_similar(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """One query: an entity, a vector or a word, and a word only with its model (argparse's one-line error)."""
+    queries = {"ENTITY": args.entity, "--vector": args.vector, "--word": args.word}
+    given = [name for name, value in queries.items() if value]
+    if len(given) != 1:
+        parser.error(f"table similar: give one of ENTITY, --vector or --word, not {' and '.join(given) or 'none'}")
+    if args.word and not args.model:
+        parser.error("table similar: --word needs --model, the model the table was built for")
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -170,18 +208,14 @@ def _export(args: argparse.Namespace) -> int:
 def _push(args: argparse.Namespace) -> int:
     table = _open(args.path)
     card = {"corpus": args.corpus, "language": args.language, "license": args.license}
-    if args.local:
-        for path in write_dataset_folder(table, args.target, **card):
-            print(path)
-    else:
-        print(upload_dataset(table, args.target, private=args.private, **card))
+    print(table.push_to_hub(args.repo_id, private=args.private, local_dir=args.local, **card))
     return 0
 
 
-TABLE_HELP = "table.parquet, or the folder holding it"
+TABLE_HELP = "table.parquet, the folder holding it, or a Hugging Face Hub dataset repo id (user/name)"
 
 
-def _norm(text: str) -> float:
+def positive_number(text: str) -> float:
     """L as a command line gives it: a positive, finite number (argparse says so in one line)."""
     try:
         value = float(text)
@@ -190,6 +224,25 @@ def _norm(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"L must be a positive number, not {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count as a command line gives it (-k, --top-k): 1 or more (argparse says so in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
+
+
+def by_kinds(text: str) -> list[str]:
+    """--by as a command line gives it: id, qid and alias, comma-separated, in the order to try them."""
+    kinds = text.split(",")
+    if not kinds or set(kinds) - {"id", "qid", "alias"}:
+        raise argparse.ArgumentTypeError(f"expected id, qid or alias, comma-separated, not {text!r}")
+    return kinds
 
 
 def _machine_info(args: argparse.Namespace) -> int:
@@ -237,23 +290,27 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     actions = table.add_subparsers(dest="action", required=True)
     on_table = argparse.ArgumentParser(add_help=False)  # the first argument of every action but merge
     on_table.add_argument("path", help=TABLE_HELP)
+    by_name = argparse.ArgumentParser(add_help=False)  # every action that takes an entity: one grammar
+    by_name.add_argument("--by", type=by_kinds, help="what a name may be, in order (default: id,qid,alias)")
+    by_name.add_argument("--ignore-case", action="store_true", help="compare case-folded")
 
     info = actions.add_parser("info", parents=[on_table], help="size, hidden size and metadata of a table")
     info.set_defaults(run=_info)
 
-    lookup = actions.add_parser("lookup", parents=[on_table], help="print E(e) = L * sum / ||sum|| of entities")
-    lookup.add_argument("entities", nargs="+", metavar="ENTITY")
-    lookup.add_argument("--norm", type=_norm, help="L (default: the table's)")
+    lookup = actions.add_parser(
+        "lookup", parents=[on_table, by_name], help="print E(e) = L * sum / ||sum|| of entities"
+    )
+    lookup.add_argument("entities", nargs="+", metavar="ENTITY", help="entity ids, QIDs or aliases")
+    lookup.add_argument("--norm", type=positive_number, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
 
     ids = actions.add_parser(
-        "ids", parents=[on_table], help="list every entity's ids, or find the entity of titles, QIDs or aliases"
+        "ids",
+        parents=[on_table, by_name],
+        help="list every entity's ids, or find the entity of titles, QIDs or aliases",
     )
     ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
-    ids.add_argument("--by", help="what a name may be, in order (default: id,qid,alias, those the table has)")
-    ids.add_argument("--ignore-case", action="store_true", help="compare case-folded")
-    ids.add_argument("--suggest", action="store_true", help="for names not found, the closest ids and aliases")
     ids.set_defaults(run=_ids)
 
     merge = actions.add_parser("merge", help="merge tables of disjoint shards (sums and counts add)")
@@ -272,10 +329,19 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     )
     merge.set_defaults(run=_merge)
 
-    similar = actions.add_parser("similar", parents=[on_table], help="the entities nearest one, by cosine similarity")
-    similar.add_argument("entity", metavar="ENTITY")
-    similar.add_argument("-k", type=int, default=10, help="how many (default: 10)")
-    similar.set_defaults(run=_similar)
+    similar = actions.add_parser(
+        "similar",
+        parents=[on_table, by_name],
+        help="the entities nearest an entity, a vector or a word, by cosine similarity",
+        description="The entities nearest ENTITY (its id, QID or alias; itself left out), the vector of a .npy "
+        "file (--vector), or a word's input embedding in the table's model (--word, with --model).",
+    )
+    similar.add_argument("entity", metavar="ENTITY", nargs="?", help="an entity id, QID or alias")
+    similar.add_argument("--vector", metavar="FILE.npy", help="a query vector of H numbers, saved by numpy.save")
+    similar.add_argument("--word", help="a word of the model's vocabulary (needs --model)")
+    similar.add_argument("--model", help="the table's model (a folder or Hub name), for --word")
+    similar.add_argument("-k", type=positive_int, default=10, help="how many (default: 10)")
+    similar.set_defaults(run=_similar, check=_check_similar)
 
     export = actions.add_parser(
         "export",
@@ -288,7 +354,7 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument("out", metavar="OUT", help="the file to write")
     export.add_argument("--format", choices=FORMATS, required=True)
-    export.add_argument("--norm", type=_norm, help="L (default: the table's)")
+    export.add_argument("--norm", type=positive_number, help="L (default: the table's)")
     export.add_argument("--raw", action="store_true", help="the stored sums, not normalised")
     export.set_defaults(run=_export)
 
@@ -297,11 +363,12 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
         parents=[on_table],
         help="publish as a Hugging Face Hub dataset repository, with a dataset card",
         description="Upload table.parquet and a generated README.md (model, weights digest, corpus, language, "
-        "licence, counts, how to load it) to the Hub dataset TARGET, or write them to the folder TARGET with "
-        "--local. --corpus, --language and --license default to the table's metadata, where recorded.",
+        "licence, counts, how to load it from REPO_ID, the citation) to the Hub dataset REPO_ID, or write them to "
+        "FOLDER with --local. --corpus, --language and --license default to the table's metadata where recorded; "
+        "the licence then to the corpus kind's (Wikipedia: cc-by-sa-4.0, S2ORC: odc-by), else 'unknown'.",
     )
-    push.add_argument("target", metavar="TARGET", help="a Hub dataset repo id (user/name), or a folder with --local")
-    push.add_argument("--local", action="store_true", help="write the repository's files to the folder TARGET")
+    push.add_argument("repo_id", metavar="REPO_ID", help="the Hub dataset repo id (user/name), which the card names")
+    push.add_argument("--local", metavar="FOLDER", help="write the repository's files to FOLDER instead of uploading")
     push.add_argument("--corpus", help="what the sentences came from, e.g. 'English Wikipedia, 2024-06-01 dump'")
     push.add_argument("--language", help="the corpus's language code, e.g. en")
     push.add_argument("--license", help="the corpus's licence, e.g. cc-by-sa-4.0")
@@ -311,7 +378,10 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pelt`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if "check" in args:
+        args.check(parser, args)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         status = args.run(args)
@@ -322,11 +392,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         if args.debug:
             raise
-        message = " ".join(str(err.args[0] if isinstance(err, KeyError) and err.args else err).split())
-        if not isinstance(err, EXPECTED_ERRORS):  # a bug, not a wrong input: its message says no fix
-            message = f"{type(err).__name__}: {message} (--debug shows the traceback)"
-        print(f"error: {message}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return 1
+
+
+def error_line(err: Exception) -> str:
+    """What a user sees of an error: one line, its message (a KeyError's unquoted), or for what is no
+    wrong input (a bug, whose message says no fix) its type and where to see the traceback."""
+    message = " ".join(str(err.args[0] if isinstance(err, KeyError) and err.args else err).split())
+    if not isinstance(err, EXPECTED_ERRORS):
+        message = f"{type(err).__name__}: {message} (--debug shows the traceback)"
+    return f"error: {message}"
 
 
 if __name__ == "__main__":

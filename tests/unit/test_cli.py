@@ -44,8 +44,9 @@ def test_a_norm_out_of_range_is_one_line(table, capsys, norm):
     with pytest.raises(SystemExit) as exit_:
         main(["table", "lookup", str(table), "Paris", "--norm", norm])
     assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert "argument --norm:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 2  # usage + error
+    *usage, error = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith("pelt table lookup: error: argument --norm: ") and "Traceback" not in error
+    assert usage[0].startswith("usage: ") and all(line.startswith(" ") for line in usage[1:])
 
 
 def test_lookup_text_and_json(table, capsys):
@@ -59,7 +60,8 @@ def test_lookup_text_and_json(table, capsys):
 
 def test_errors_exit_nonzero(table, tmp_path, capsys):
     assert main(["table", "lookup", str(table), "Paris", "Berlin", "Rome"]) == 1
-    assert "Berlin, Rome" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'Berlin' found no entity (closest: none close); 'Rome' found no entity" in err and err.count("\n") == 1
     assert main(["table", "info", str(tmp_path / "missing.parquet")]) == 1
     assert "does not exist" in capsys.readouterr().err
     with pytest.raises(SystemExit):
@@ -92,11 +94,11 @@ def test_ids_lists_every_entity_and_finds_titles_qids_and_aliases(tmp_path, caps
     assert main(["table", "ids", str(path), "Lutetia", "Q90", "--by", "id,alias"]) == 1  # a QID only by qid
     captured = capsys.readouterr()
     assert captured.out == "name\tentity_id\tqid\nLutetia\tParis\tQ90\n"
-    assert "not found in" in captured.err and "(by id,alias): Q90" in captured.err
-    assert main(["table", "ids", str(path), "Lutetiaa", "Warsw", "--suggest"]) == 1
+    assert captured.err == f"error: not in {path} (by id,alias): 'Q90' found no entity (closest: none close)\n"
+    assert main(["table", "ids", str(path), "Lutetiaa", "Warsw"]) == 1
     err = capsys.readouterr().err
     assert "'Lutetiaa' found no entity (closest: 'Paris')" in err  # by the alias, named by the id
-    assert "'Warsw' found no entity (closest: 'Warsaw')" in err
+    assert "'Warsw' found no entity (closest: 'Warsaw')" in err and err.count("\n") == 1
 
 
 def test_version_is_the_package_version(capsys):
@@ -118,14 +120,14 @@ def test_a_folder_is_a_table_path(table, tmp_path, capsys):
 def test_errors_are_one_line_with_the_fix(table, tmp_path, capsys, monkeypatch):
     assert main(["table", "info", str(tmp_path / "nowhere")]) == 1
     err = capsys.readouterr().err
-    fix = "give a table.parquet or the folder holding one"
+    fix = "give a table.parquet, the folder holding one, or a Hugging Face Hub dataset repo id (user/name)"
     assert err == f"error: entity table {tmp_path / 'nowhere'} does not exist: {fix}\n"
     (tmp_path / "notes.parquet").write_text("not parquet")
     assert main(["table", "lookup", str(tmp_path / "notes.parquet"), "Paris"]) == 1
     assert len(capsys.readouterr().err.splitlines()) == 1
-    assert main(["table", "similar", str(table), "Berlin"]) == 1
+    assert main(["table", "similar", str(table), "Warsw"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"error: not in {table}: Berlin (") and "pelt table ids" in err and err.count("\n") == 1
+    assert err == f"error: not in {table}: 'Warsw' found no entity (closest: 'Warsaw')\n"
     monkeypatch.setattr(EntityTable, "open", _raise_bug)
     assert main(["table", "info", str(table)]) == 1
     assert capsys.readouterr().err == "error: RuntimeError: a bug (--debug shows the traceback)\n"
@@ -159,8 +161,9 @@ def test_export_and_push_write_their_files(table, tmp_path, capsys):
     assert main(["table", "export", str(table), "--format", "npy", str(out / "v.npy"), "--raw"]) == 0
     assert capsys.readouterr().out == f"{out / 'v.txt'}\n{out / 'v.npy'}\n{out / 'v.ids.txt'}\n"
     np.testing.assert_array_equal(np.load(out / "v.npy"), [[3, 4, 0], [0, 0, 2]])
-    assert main(["table", "push", str(table), str(out / "repo"), "--local", "--corpus", "c", "--license", "x"]) == 0
-    assert capsys.readouterr().out == f"{out / 'repo' / 'table.parquet'}\n{out / 'repo' / 'README.md'}\n"
+    push = ["table", "push", str(table), "you/t", "--local", str(out / "repo"), "--corpus", "c", "--license", "x"]
+    assert main(push) == 0
+    assert capsys.readouterr().out == f"{out / 'repo'}\n" and (out / "repo" / "table.parquet").is_file()
     card = (out / "repo" / "README.md").read_text()
     assert 'corpus: "c"' in card and 'license: "x"' in card and "entities: 2" in card
 
@@ -236,3 +239,93 @@ def test_python_dash_m_pelt_runs_from_a_source_checkout(tmp_path):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "pelt (not installed: running from a source tree)\n"
+
+
+@pytest.fixture
+def ids_table(tmp_path):
+    """Paris (Q90, alias Lutetia) and Warsaw, whose sums point apart."""
+    path = tmp_path / "ids" / "table.parquet"
+    sums = np.array([[3.0, 4.0, 0.0], [0.0, 1.0, 2.0]])
+    write_table(path, ["Paris", "Warsaw"], sums, [2, 1], [9, 5], META, qids=["Q90", None], aliases=[["Lutetia"], []])
+    return path
+
+
+def test_every_command_that_takes_an_entity_takes_its_id_qid_alias_or_name(ids_table, capsys):
+    """One resolver: what `ids` finds, `lookup` and `similar` take; a miss names the closest in one line."""
+    paris = "Paris\tn_sentences=2\tfrequency=9\t3 4 0\n"
+    for name in ("Paris", "Q90", "Lutetia"):
+        assert main(["table", "lookup", str(ids_table), name, "--norm", "5"]) == 0
+        assert capsys.readouterr().out == paris
+    assert main(["table", "lookup", str(ids_table), "lutetia", "--ignore-case", "--norm", "5", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["entities"]
+    assert (row["name"], row["entity_id"]) == ("lutetia", "Paris")
+    assert main(["table", "similar", str(ids_table), "Q90", "-k", "1"]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == "Warsaw"
+    assert main(["table", "similar", str(ids_table), "paris", "-k", "1", "--ignore-case"]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == "Warsaw"
+    for command in ("similar", "lookup", "ids"):
+        assert main(["table", command, str(ids_table), "Pariss"]) == 1
+        err = capsys.readouterr().err
+        assert err == f"error: not in {ids_table}: 'Pariss' found no entity (closest: 'Paris')\n", command
+    assert main(["table", "lookup", str(ids_table), "Lutetia", "--by", "id,qid"]) == 1  # an alias only by alias
+    assert "(by id,qid): 'Lutetia' found no entity (closest: 'Paris')" in capsys.readouterr().err
+
+
+def test_similar_by_a_vector_file(ids_table, tmp_path, capsys):
+    np.save(tmp_path / "q.npy", np.array([0.0, 1.0, 2.1], np.float32))
+    assert main(["table", "similar", str(ids_table), "--vector", str(tmp_path / "q.npy"), "-k", "2"]) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    query = np.array([0.0, 1.0, 2.1]) / np.linalg.norm([0.0, 1.0, 2.1])
+    assert [e for e, _ in lines] == ["Warsaw", "Paris"]  # no entity is left out: the query is none of them
+    np.testing.assert_allclose([float(c) for _, c in lines], [query @ [0, 1, 2] / 5**0.5, query @ [0.6, 0.8, 0]], 1e-5)
+    np.save(tmp_path / "wide.npy", np.ones(4))
+    (tmp_path / "text.npy").write_text("not numpy")
+    for name, message in (
+        ("wide.npy", "float64 of shape (4,), not 3 numbers (H)"),
+        ("text.npy", "not a readable .npy file"),
+        ("nowhere.npy", "not a readable .npy file"),
+    ):
+        assert main(["table", "similar", str(ids_table), "--vector", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --vector {tmp_path / name}: ") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["Paris", "--vector", "q.npy"], "give one of ENTITY, --vector or --word, not ENTITY and --vector"),
+        ([], "give one of ENTITY, --vector or --word, not none"),
+        (["--word", "city"], "--word needs --model"),
+        (["Paris", "-k", "0"], "argument -k: must be at least 1, not 0"),
+    ],
+)
+def test_a_similar_query_out_of_its_grammar_is_one_line(ids_table, capsys, arguments, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["table", "similar", str(ids_table), *arguments])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_similar_by_a_word_compares_its_input_embedding(tiny_model_dirs, tmp_path, capsys):
+    from pelt.encoding.encode import table_metadata
+    from pelt.encoding.models import load_masked_lm
+    from pelt.table.similar import nearest
+
+    model_dir = str(tiny_model_dirs["roberta"])
+    model, tokenizer = load_masked_lm(model_dir, device="cpu")
+    embeddings = model.get_input_embeddings().weight.detach().numpy()
+    word = next(t[1:] for t in tokenizer.convert_ids_to_tokens(range(300, 2000)) if t[0] == "Ġ" and t[1:].isalpha())
+    (token,) = tokenizer(" " + word, add_special_tokens=False)["input_ids"]
+    ids = [f"e{i}" for i in range(20)]
+    sums = embeddings[np.arange(20) + 100]
+    write_table(tmp_path / "table.parquet", ids, sums, [1] * 20, [1] * 20, table_metadata(model, model_dir))
+    table = EntityTable.open(tmp_path / "table.parquet")
+    assert main(["table", "similar", str(tmp_path), "--word", word, "--model", model_dir, "-k", "3"]) == 0
+    got = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert got == [e for e, _ in nearest(table, embeddings[token], 3)]
+    assert main(["table", "similar", str(tmp_path), "--word", "zqxjzqxjzqxj", "--model", model_dir]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --word 'zqxjzqxjzqxj' is ") and "not a word it knows" in err
+    assert main(["table", "similar", str(tmp_path), "--word", word, "--model", str(tmp_path / "no-model")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot load masked LM '{tmp_path / 'no-model'}'") and err.count("\n") == 1

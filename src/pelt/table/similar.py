@@ -83,15 +83,26 @@ def cosines(table: Rows, query: np.ndarray) -> np.ndarray:
 def most_similar(table: Rows, entity_id: str, k: int = 10) -> list[tuple[str, float]]:
     """``(entity_id, cosine)`` of the ``k`` entities nearest ``entity_id``, most similar first; the
     entity itself and entities with a zero sum are left out."""
+    row = int(table.rows([entity_id])[0])
+    query = table.gather(np.array([row]))[0][0]
+    if not np.any(query):
+        raise ValueError(f"table {table.path}: zero vector sum for {entity_id!r}, which has no direction")
+    return nearest(table, query, k, exclude=row)
+
+
+def nearest(table: Rows, query: np.ndarray, k: int = 10, exclude: int | None = None) -> list[tuple[str, float]]:
+    """``(entity_id, cosine)`` of the ``k`` entities nearest the vector ``query`` (any length: a cosine
+    ignores it), most similar first, leaving out row ``exclude`` and entities with a zero sum: a query
+    that is no entity of the table (a vector file, a word's embedding) ranks as an entity's does."""
     if k < 1:
         raise ValueError(f"most_similar: k must be at least 1, not {k}")
-    row = int(table.rows([entity_id])[0])
-    query = table.gather(np.array([row]))[0][0].astype(np.float64)
+    query = np.asarray(query, np.float64).reshape(-1)
     length = np.linalg.norm(query)
-    if length == 0:
-        raise ValueError(f"table {table.path}: zero vector sum for {entity_id!r}, which has no direction")
+    if not np.isfinite(length) or length == 0:
+        raise ValueError("the query vector is zero or not finite: it has no direction to compare")
     scores = cosines(table, (query / length).astype(np.float32))
-    scores[row] = np.nan
+    if exclude is not None:
+        scores[exclude] = np.nan
     candidates = np.flatnonzero(~np.isnan(scores))
     if len(candidates) > k:  # every candidate tied with the k-th, so that the cut below breaks ties by id
         kth = scores[candidates][np.argpartition(-scores[candidates], k - 1)[k - 1]]

@@ -203,8 +203,13 @@ def _front_matter(card: str) -> dict:
 
 def test_the_dataset_folder_loads_and_its_card_says_what_the_table_is(tmp_path, table):
     table, ids, sums = table
-    files = write_dataset_folder(table, tmp_path / "repo", corpus="Simple English Wikipedia", language="simple")
-    assert [f.name for f in files] == ["table.parquet", "README.md"]
+    folder = write_dataset_folder(
+        table, tmp_path / "repo", "you/t", corpus="Simple English Wikipedia", language="simple"
+    )
+    assert folder == str(tmp_path / "repo") and sorted(p.name for p in (tmp_path / "repo").iterdir()) == [
+        "README.md",
+        "table.parquet",
+    ]
     loaded = EntityTable.load(tmp_path / "repo")
     assert loaded.build_id == table.build_id
     np.testing.assert_array_equal(loaded.vector_sums(ids[:5]), sums[:5])
@@ -212,11 +217,11 @@ def test_the_dataset_folder_loads_and_its_card_says_what_the_table_is(tmp_path, 
     fields = _front_matter(card)
     assert fields["model"] == "some/model" and fields["model_digest"] == "d1g35t" and fields["revision"] == "abc123"
     assert fields["corpus"] == "Simple English Wikipedia" and fields["language"] == ["simple"]
-    assert "license" not in fields and "| corpus licence | not recorded |" in card
+    assert fields["license"] == "unknown" and "| licence | not recorded by the table" in card
     assert (fields["entities"], fields["hidden_size"], fields["norm"]) == (100, H, 7.0)
     assert fields["sentences"] == sum(range(1, 101)) and fields["mentions"] == sum(2 * i + 3 for i in range(100))
     assert fields["configs"] == [{"config_name": "default", "data_files": "table.parquet"}]
-    assert f'EntityTable.load("{tmp_path / "repo"}")' in card
+    assert 'EntityTable.load("you/t")' in card and str(tmp_path) not in card  # the repo, not where it was written
     # what the table's metadata records is the default; the arguments override it
     write_table(tmp_path / "m.parquet", ["a"], np.ones((1, H)), [1], [1], dict(META, corpus_license="cc-by-sa-4.0"))
     recorded = _front_matter(dataset_card(EntityTable.open(tmp_path / "m.parquet"), "you/t"))
@@ -248,7 +253,9 @@ def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(2)
     ids = ["Heireith", "Sinerkven", *(f"Person {i}" for i in range(30))]
     sums = rng.normal(size=(len(ids), H)).astype(np.float32)
-    write_table(tmp_path / "results/tables/wikipedia/demo/table.parquet", ids, sums, [1] * 32, [2] * 32, META)
+    path = tmp_path / "results/tables/wikipedia/demo/table.parquet"
+    qids = ["Q990100298", *[None] * 31]
+    write_table(path, ids, sums, [1] * 32, [2] * 32, META, qids=qids, aliases=[[] for _ in ids])
     monkeypatch.chdir(tmp_path)
     blocks = _documented("Explore, export and share")
     assert [language for language, _ in blocks] == ["python", "bash", "python"]
@@ -261,8 +268,9 @@ def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
             command = shlex.split(line)
             assert command[0] == "pelt" and main(command[1:]) == 0, line
     table = namespace["table"]
-    similar = capsys.readouterr().out.splitlines()[:5]
-    assert [line.split("\t")[0] for line in similar] == [e for e, _ in table.most_similar("Heireith", k=5)]
+    out = capsys.readouterr().out.splitlines()
+    assert out[:5] == out[5:10]  # by the id and by the QID
+    assert [line.split("\t")[0] for line in out[:5]] == [e for e, _ in table.most_similar("Heireith", k=5)]
     order = list(table.ids())
     assert namespace["ids"] == order
     np.testing.assert_array_equal(namespace["vectors"], table.lookup(order))

@@ -30,5 +30,7 @@ for kind in registry.kinds_with_rules(registry.FINETUNING_RULES):
             model=model_name_or_path,
             norm=model_norm,
             options=finetuning_options,
+            # Bound now: `script:` is read when the job runs, when the loop's `kind` is the last kind.
+            script=os.path.join(workflow.basedir, kind.script),
         script:
-            os.path.join(workflow.basedir, kind.script)
+            "{params.script}"
