@@ -118,7 +118,7 @@ def test_example_prints_a_readable_report_and_rejects_unknown_entities(tiny_mode
     assert "without table:" in lines[3] and "with table (1 entity slot):" in lines[4]
     assert len(re.findall(r"'[^']*' \d\.\d{3}", lines[3])) == 5  # --top-k default: 5 words with probabilities
     code, _, err = _run(monkeypatch, capsys, *args, "--entity", "Ada Lovelace")
-    assert code == 1 and "'Ada Lovelace' is not in" in err
+    assert code == 1 and "'Ada Lovelace' found no entity" in err
 
 
 BUILD_EXAMPLE = EXAMPLE.with_name("build_a_table.py")

@@ -49,6 +49,6 @@ rule link_wikipedia:
     threads: lookup(dpath="spark/threads", within=config)
     params:
         spark=spark_params(),
-        linking=lookup(dpath="linking", within=config),
+        linking=canonical(lookup(dpath="linking", within=config)),
     script:
         "../../scripts/link_wikipedia.py"

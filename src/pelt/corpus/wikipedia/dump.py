@@ -376,18 +376,21 @@ def iter_pages_from_chunks(chunks: Iterable[bytes | Gap], stats: DumpStats, wrap
     and counted (``stats.bad_utf8``, logged), not an error.
     """
     scanner = _PageScanner(stats)
+    gap_last = False  # the bytes end in a gap: a missing </mediawiki> is that gap's, counted once
     try:
         for text in _decoded(chunks, stats):
             if isinstance(text, Gap):
                 stats.errors.append(f"Gap: {text.reason}")
                 stats.bytes_unread += text.end - text.start
                 scanner.gap()
+                gap_last = True
             else:
+                gap_last = gap_last and not text.strip()
                 yield from scanner.feed(text)
         if scanner.page is not None:
             stats.errors.append("ParseError: the XML ends inside a <page> (no </page>)")
             scanner.cut(stats.errors[-1])
-        elif not wrap and not scanner.ended:
+        elif not wrap and not scanner.ended and not gap_last:
             stats.errors.append("ParseError: the XML ends before </mediawiki> (a file cut between pages?)")
     except (EOFError, OSError, ValueError) as exc:
         stats.errors.append(f"{type(exc).__name__}: {exc}")
