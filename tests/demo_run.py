@@ -45,13 +45,13 @@ def snakemake(workdir: Path, *args: str, python: str | Path = sys.executable) ->
     )
 
 
-def _absolute(value):
+def absolute(value):
     """Paths of the repository's data (under resources/ and .test/) made absolute, anywhere in a
     config value."""
     if isinstance(value, dict):
-        return {key: _absolute(item) for key, item in value.items()}
+        return {key: absolute(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_absolute(item) for item in value]
+        return [absolute(item) for item in value]
     if isinstance(value, str) and value.startswith(("resources/", ".test/")):
         return str(REPO / value)
     return value
@@ -66,7 +66,7 @@ def write_config(workdir: Path, *overlays: Path, **overrides) -> dict:
     config = {}
     for path in (REPO / "config" / "config.yaml", *overlays):
         update_config(config, yaml.safe_load(path.read_text()))
-    config = _absolute(config)
+    config = absolute(config)
     for section, values in overrides.items():
         config.setdefault(section, {}).update(values)
     (workdir / "config").mkdir(parents=True, exist_ok=True)

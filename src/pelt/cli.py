@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pelt.config import check_files, yaml_problem
+from pelt.config import check_files, starter_config, yaml_problem
 from pelt.info import format_report, preflight, report
 from pelt.table import EntityTable, merge_tables
 from pelt.table.export import FORMATS, export_table
@@ -270,7 +270,39 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _init_entities(args: argparse.Namespace) -> int:
+    import yaml
+
+    root = _workflow_root()
+    if root is None:
+        raise FileNotFoundError("no workflow here (no Snakefile and schema): run `pelt init` in the workflow's folder")
+    if not Path(args.list).is_file():
+        raise FileNotFoundError(f"no entity list at {args.list}")
+    out = Path(args.out or f"{Path(args.list).stem}.yaml")
+    if out.exists() and not args.force:
+        raise FileExistsError(f"{out} exists: choose another --out, or --force")
+    header = (
+        f"# A table for the entities of {args.list} (`pelt init entities`), on the demo's corpus and shipped model.\n"
+        f"# Run: snakemake --cores all --configfile {out}   (its outputs under runs/{out.stem}/)\n"
+        "# Your corpus: a dump in corpora (docs/own-entities.md); a real model: models: - name: roberta-base\n"
+    )
+    out.write_text(header + yaml.safe_dump(starter_config(args.list, root), sort_keys=False))
+    print(f"{out} written: snakemake --cores all --configfile {out}")
+    return 0
+
+
 def _add_config_commands(commands: argparse._SubParsersAction) -> None:
+    init = commands.add_parser("init", help="write a starter config").add_subparsers(dest="what", required=True)
+    entities = init.add_parser(
+        "entities",
+        help="a config that builds a table for a list of entities (titles, QIDs or names), nothing evaluated",
+        description="The demo's corpus and its shipped model by default, taken as `make demo` takes it, so the "
+        "table is built in minutes; edit the corpus and model for your own (docs/own-entities.md).",
+    )
+    entities.add_argument("list", metavar="LIST", help="the entities, one a line, or a CSV")
+    entities.add_argument("--out", help="the config file to write (default: LIST's stem + .yaml)")
+    entities.add_argument("--force", action="store_true", help="overwrite --out")
+    entities.set_defaults(run=_init_entities)
     config = commands.add_parser("config", help="check workflow config files").add_subparsers(
         dest="action", required=True
     )

@@ -217,6 +217,22 @@ def check_files(paths: Sequence[str | os.PathLike[str]], root: str | os.PathLike
 _ABSENT = object()
 
 
+def starter_config(entities: str, root: str | os.PathLike[str]) -> dict:
+    """A config that builds a table for the list ``entities`` on the demo's Wikipedia corpus and
+    model, and evaluates nothing: the demo config's corpus and ``demo_model`` blocks as they are, so
+    that the shipped model is taken as ``make demo`` takes it (``models: - name: demo`` alone would
+    train one, 10 to 20 minutes) and the table answers at once. Paths as the demo config writes them,
+    relative to the workflow's folder ``root``, where the run starts."""
+    demo = _load_yaml(os.path.join(root, "config", "config.yaml"))
+    corpus = next(name for name, c in demo["corpora"].items() if c["kind"] == "wikipedia")
+    return {
+        "corpora": {corpus: demo["corpora"][corpus]},
+        "models": [{"name": "demo"}],
+        "demo_model": demo["demo_model"],
+        "tasks": {"entities": {"domain": corpus, "entities": os.fspath(entities)}},
+    }
+
+
 def _merge(config: dict, layer: Mapping) -> None:
     """``layer`` over ``config``, mappings merged key by key at any depth (Snakemake's update_config)."""
     for key, value in layer.items():

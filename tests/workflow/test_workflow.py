@@ -27,6 +27,7 @@ from demo_run import (
     REPO,
     SNAKEMAKE,
     TEST_CONFIG,
+    absolute,
     planned_jobs,
     snakemake,
     write_config,
@@ -771,3 +772,29 @@ def test_a_machine_without_java_is_refused_in_a_line_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()  # no job started
     planned = subprocess.run([*command, "-n"], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert planned.returncode == 0, planned.stderr[-3000:]
+
+
+def test_pelt_init_entities_writes_a_config_that_takes_the_shipped_model(tmp_path, monkeypatch, capsys):
+    """`pelt init entities LIST`: the demo's corpus and shipped model (so no 10-20 minute training), one
+    entity list, nothing evaluated; the plan builds the list's table and its demo_model job takes the
+    shipped model."""
+    from pelt.cli import main as pelt_main
+
+    entities = tmp_path / "mine.txt"
+    entities.write_text("Heireith\nQ42\n")
+    monkeypatch.chdir(tmp_path)
+    assert pelt_main(["init", "entities", str(entities)]) == 0
+    assert "mine.yaml written" in capsys.readouterr().out
+    assert pelt_main(["init", "entities", str(entities)]) == 1  # no silent overwrite
+    assert "exists" in capsys.readouterr().err
+    written = yaml.safe_load((tmp_path / "mine.yaml").read_text())
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert written["demo_model"] == demo["demo_model"] and list(written["tasks"]) == ["entities"]
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(absolute(written)))
+    run = snakemake(tmp_path, "-n", "--configfile", "mine.yaml")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    jobs = planned_jobs(run.stdout)
+    (model,) = [job for job in jobs if job["rule"] == "demo_model"]
+    assert str(REPO / "resources" / "demo" / "model") in model["input"]
+    assert "runs/mine/results/tables/wikipedia/demo/table.parquet" in _written(jobs)
+    assert not any(job["rule"] in ("lama", "fewrel", "wiki80") for job in jobs)
