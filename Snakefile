@@ -46,6 +46,10 @@ onstart:
     check_machine()
 
 
+onsuccess:
+    print("\n".join(end_of_run_lines()))
+
+
 rule all:
     default_target: True
     input:

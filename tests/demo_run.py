@@ -240,5 +240,7 @@ def _run_demo(workdir: Path) -> Path:
     run = snakemake(workdir, "--cores", "2")
     assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-5000:]
     kill["resumed"] = jobs_of(run.stdout + run.stderr)
+    # what the terminal shows when the run ends (the Snakefile's onsuccess): the tables it holds
+    kill["end_of_run"] = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("table: ")]
     (workdir / "kill.json").write_text(json.dumps(kill))
     return workdir

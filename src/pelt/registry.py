@@ -100,6 +100,9 @@ class TaskKind:
     # The job script of one run, a path like ``rules``, for a kind whose rules are the shared
     # template of the kinds fine-tuned per setting and seed (:data:`FINETUNING_RULES`).
     script: str | None = None
+    # module:function, (task name, its data files, the domain's names not found -> closest names) ->
+    # the lines the terminal shows for the task when a run ends (an entity list: found / not found).
+    end_of_run: str | None = None
 
 
 # The task kinds by name: the built-in kinds' (each registered by its package, pelt.tasks.<kind>,

@@ -550,6 +550,9 @@ def test_demo_end_to_end(finished, tmp_path):
     again = snakemake(finished, "--cores", "2", "-n")
     assert again.returncode == 0, again.stderr
     assert "Nothing to be done" in again.stdout + again.stderr
+    # the run's last lines name every table it wrote (pelt.registry.TaskKind.end_of_run adds a list's)
+    tables = sorted(f"table: {p.relative_to(finished)}" for p in (results / "tables").glob("*/*/table.parquet"))
+    assert json.loads((finished / "kill.json").read_text())["end_of_run"] == tables and len(tables) == 2
 
     report = snakemake(finished, "--report", str(tmp_path / "report.html"))
     assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]

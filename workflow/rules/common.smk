@@ -564,6 +564,32 @@ def check_machine():
         )
 
 
+def end_of_run_lines():
+    """What the terminal shows when a run ends: each table it holds, and each task's own lines (an
+    entity list's found and not found with the closest names: pelt.registry.TaskKind.end_of_run).
+    """
+    import glob
+    import json
+
+    lines = [
+        f"table: {path}"
+        for path in sorted(glob.glob(results("tables/*/*/table.parquet")))
+    ]
+    for name, task in config["tasks"].items():
+        kind = registry.kind_of(name, task)
+        counts = results(f"task_entities/{task['domain']}/counts.json")
+        if kind.end_of_run and os.path.exists(counts):
+            with open(counts) as fh:
+                not_found = json.load(fh).get("details", {}).get("not_found", {})
+            files = [
+                f
+                for key in kind.data_keys
+                for f in expand_globs(task[key], f"tasks.{name}.{key}")
+            ]
+            lines += registry.resolve(kind.end_of_run)(name, task, files, not_found)
+    return lines
+
+
 DOWNLOAD = config.get("download", {})
 RELEASES = DOWNLOAD.get("files", {})
 

@@ -63,3 +63,17 @@ def test_a_list_in_another_encoding_is_one_clear_error(tmp_path: Path) -> None:
     path.write_bytes(codecs.BOM_UTF16_LE + b"P\x00\x00\xdc")  # a lone low surrogate
     with pytest.raises(ValueError, match=r"latin1.txt:1: not UTF-16 text"):
         list(listed_entities(str(path)))
+
+
+def test_the_end_of_a_run_says_which_listed_entities_were_found(tmp_path):
+    """The terminal's last lines for a list: found of listed, and each miss with its closest names."""
+    from pelt.tasks.entities.data import found_lines
+
+    path = tmp_path / "mine.txt"
+    path.write_text("\ufeffMarie Curie\r\nMarie Curei\r\nQ42\r\nNobody at all\r\n", encoding="utf-8")
+    not_found = {"Marie Curei": ["Marie Curie", "Pierre Curie", "Curie", "Curium"], "Nobody at all": []}
+    assert found_lines("entities", {}, [str(path)], not_found) == [
+        "tasks.entities: 2 of 4 entities found",
+        "  not found: 'Marie Curei' (closest: 'Marie Curie', 'Pierre Curie', 'Curie')",
+        "  not found: 'Nobody at all' (closest: none close)",
+    ]

@@ -13,5 +13,6 @@ KIND = register(
         entity_reader="pelt.tasks.entities.data:listed_entities",
         reader_keys=("column", "qid_column"),
         prefix="entities_",  # more than one list (another domain, another layout): entities_<name>
+        end_of_run="pelt.tasks.entities.data:found_lines",
     )
 )

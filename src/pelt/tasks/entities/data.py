@@ -13,8 +13,9 @@ import codecs
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pelt.tasks.jsonl import EntityRef
 
@@ -82,3 +83,23 @@ def listed_entities(path: str, column: str | None = None, qid_column: str | None
         yield entity
     if not named:
         raise ValueError(f"{path}: names no entity (expected one title, QID or name a line, or a CSV column)")
+
+
+def found_lines(
+    name: str, task: Mapping[str, Any], files: Sequence[str], not_found: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """What the terminal says of a list when a run ends: how many of its entries were found, and each
+    one that was not with the closest names the corpus has (the task-entity stage's ``not_found``),
+    so that a miss is seen where the run is watched, not only in a job's log."""
+    entries = [
+        ref
+        for path in files
+        for ref in listed_entities(path, task.get("column"), task.get("qid_column"))
+        if ref is not None
+    ]
+    missing = list(dict.fromkeys(value for value, _ in entries if value in not_found))
+    lines = [f"tasks.{name}: {len(entries) - len(missing)} of {len(entries)} entities found"]
+    for value in missing:
+        closest = ", ".join(repr(c) for c in not_found[value][:3]) or "none close"
+        lines.append(f"  not found: {value!r} (closest: {closest})")
+    return lines
