@@ -14,6 +14,7 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks" / "preregistered"))
 import analyse  # noqa: E402
+import readme as splicer  # noqa: E402
 
 RECORDED = REPO / "benchmarks" / "demo-results"
 
@@ -123,7 +124,7 @@ def test_the_readme_shows_the_replications_summary_as_written():
     """The README's first results table is analyse.py's summary.md, word for word: a rerun of the
     analysis that changes it changes both, or this fails."""
     readme = (REPO / "README.md").read_text()
-    block = readme[readme.index("<!-- summary.md -->\n") + 20 : readme.index("<!-- end of summary.md -->")]
+    block = readme[readme.index(splicer.START) + len(splicer.START) : readme.index(splicer.END)]
     assert block == (REPO / "benchmarks" / "preregistered" / "summary.md").read_text()
     assert readme.index("<!-- summary.md -->") < readme.index("| measured (%) |")  # before the example run's
 
