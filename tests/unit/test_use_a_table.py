@@ -81,3 +81,24 @@ def test_values_out_of_range_are_one_line(example, table, capsys, option, value)
         _run(example, capsys, "--model", "m", "--table", str(table), "--entity", "Heireith", option, value)
     assert exit_.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].split(": error: ")[1].startswith(f"argument {option}: ")
+
+
+@pytest.mark.parametrize(
+    ("device", "says"),
+    [
+        ("gpu", "device 'gpu' cannot be used here (Expected one of cpu, cuda"),
+        ("cuda:0", "device 'cuda:0' cannot be used here ("),
+    ],
+)
+def test_a_device_that_is_not_there_is_one_line(example, table, capsys, device, says):
+    """A misspelt device, or CUDA on a machine without it (CI's), is refused in one line naming it,
+    before the model loads; on a machine with CUDA the second case is a real device and loads."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        device = "cuda:99"
+        says = "device 'cuda:99' cannot be used here ("
+    status, err = _run(
+        example, capsys, "--model", "m", "--table", str(table), "--entity", "Heireith", "--device", device
+    )
+    assert status == 1 and err.startswith(f"error: {says}") and err.count("\n") == 1, err

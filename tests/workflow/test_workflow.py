@@ -36,6 +36,7 @@ from html_pages import html_rows
 
 from pelt import registry
 from pelt.table import EntityTable
+from pelt.table.hub import corpus_license
 
 
 def test_lint_is_clean():
@@ -509,7 +510,9 @@ def test_demo_end_to_end(finished, tmp_path):
     )
     table_meta = EntityTable.open(results / "tables" / "wikipedia" / "demo" / "table.parquet").metadata
     assert (table_meta["corpus"], table_meta["language"]) == ("wikipedia", "en")  # the dump's xml:lang
-    assert EntityTable.open(results / "tables" / "biomed" / "demo" / "table.parquet").metadata["language"] == "en"
+    biomed = EntityTable.open(results / "tables" / "biomed" / "demo" / "table.parquet").metadata
+    assert biomed["language"] == "en" and (table_meta["corpus_kind"], biomed["corpus_kind"]) == ("wikipedia", "s2orc")
+    assert corpus_license(biomed) == "odc-by"  # a Hub card of the biomedical table names S2ORC's licence
 
     scores = {}
     for variant in ("baseline", "pelt"):
@@ -724,7 +727,8 @@ def test_s2orc_domain_is_linked_by_string_matching(tmp_path):
 
 def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path):
     """The default target of a config whose only task is an entity list is that domain's table (and
-    the input-quality, coverage, frequency and stage-time reports), no evaluation and no headline; a
+    the input-quality, coverage, frequency and stage-time reports), no evaluation, and a landing page
+    naming the tables and the list's misses (pelt.report.outcome); a
     config with no task has nothing to build on demand and says so in a line; `sampling.entities:
     all` builds every corpus's table without a task."""
     config = write_config(tmp_path)
@@ -737,8 +741,9 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     assert set(jobs) == {
         *("corpus_wikipedia", "link_wikipedia", "task_entities", "sample_mentions", "demo_model"),
         *("entity_ids", "encode_shard", "entity_table", "coverage", "input_quality", "all"),
-        *("coverage_plot", "frequency_plot", "stage_times_plot"),
+        *("coverage_plot", "frequency_plot", "stage_times_plot", "headline"),
     }, sorted(jobs)
+    assert "results/task_entities/wikipedia/counts.json" in jobs["headline"]["input"]
     assert "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
     assert str(tmp_path / "mine.txt") in jobs["task_entities"]["input"]  # an edited list reruns it
     assert "results/linking/wikipedia/ids" in jobs["entity_table"]["input"]  # the table gets QIDs and aliases
@@ -756,7 +761,7 @@ def test_an_entity_list_alone_builds_its_table_and_no_task_is_an_error(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     jobs = {job["rule"]: job for job in planned_jobs(run.stdout)}
     assert "coverage" not in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["all"]["input"]
-    assert "frequency_plot" in jobs and "headline" not in jobs
+    assert "frequency_plot" in jobs and "results/tables/wikipedia/demo/table.parquet" in jobs["headline"]["input"]
 
 
 def test_a_machine_without_java_is_refused_in_a_line_before_any_job(tmp_path):

@@ -319,11 +319,7 @@ def result_outputs():
             raise WorkflowError(
                 f"tasks: domain {domain!r} is not one of corpora: {sorted(CORPORA)}"
             )
-        outputs += expand(
-            results("tables/{domain}/{model}/table.parquet"),
-            domain=domain,
-            model=MODELS,
-        )
+    outputs += run_tables()
     kinds = [registry.kind_of(name, task) for name, task in config["tasks"].items()]
     summaries = list(dict.fromkeys(s for kind in kinds for s in kind.summaries))
     outputs += expand(
@@ -338,8 +334,7 @@ def result_outputs():
     outputs += expand(results("eval/report/{figure}.svg"), figure=figures)
     outputs += kind_results()
     outputs += expand(results("eval/report/input_quality.{ext}"), ext=["csv", "html"])
-    if summaries:  # the landing page's numbers; an entity list alone has none
-        outputs.append(results("eval/report/headline.html"))
+    outputs.append(results("eval/report/headline.html"))
     return outputs
 
 
@@ -361,8 +356,8 @@ def all_outputs():
 
 def headline_inputs(wildcards):
     """The per-run results the landing page sums up: those it leads with (LAMA's), without and with
-    the table, the norm sweeps, and every fine-tuning run (pelt.registry: headline_results,
-    norm_sweeps, finetuned_tasks)."""
+    the table, the norm sweeps, every fine-tuning run (pelt.registry: headline_results,
+    norm_sweeps, finetuned_tasks), the run's tables and its entity lists' counts."""
     tasks = config["tasks"]
     return {
         "lead": [
@@ -376,6 +371,8 @@ def headline_inputs(wildcards):
             for path in expand(results(pattern), model=MODELS)
         ],
         "finetuning": finetuning_results(registry.finetuned_tasks(tasks)),
+        "tables": run_tables(),
+        "counts": [listed.counts for listed in listed_tasks()],
     }
 
 
@@ -564,30 +561,43 @@ def check_machine():
         )
 
 
-def end_of_run_lines():
-    """What the terminal shows when a run ends: each table it holds, and each task's own lines (an
-    entity list's found and not found with the closest names: pelt.registry.TaskKind.end_of_run).
-    """
-    import glob
-    import json
+def run_tables():
+    """The tables a run builds: each table domain's, for every model."""
+    return expand(
+        results("tables/{domain}/{model}/table.parquet"),
+        domain=table_domains(),
+        model=MODELS,
+    )
 
-    lines = [
-        f"table: {path}"
-        for path in sorted(glob.glob(results("tables/*/*/table.parquet")))
-    ]
-    for name, task in config["tasks"].items():
-        kind = registry.kind_of(name, task)
-        counts = results(f"task_entities/{task['domain']}/counts.json")
-        if kind.end_of_run and os.path.exists(counts):
-            with open(counts) as fh:
-                not_found = json.load(fh).get("details", {}).get("not_found", {})
-            files = [
+
+def listed_tasks():
+    """The tasks whose kind speaks at the end of a run (an entity list's found and not found:
+    pelt.registry.TaskKind.end_of_run), with their files and task-entity counts."""
+    from pelt.report.outcome import ListedTask
+
+    return [
+        ListedTask(
+            name,
+            task,
+            [
                 f
                 for key in kind.data_keys
                 for f in expand_globs(task[key], f"tasks.{name}.{key}")
-            ]
-            lines += registry.resolve(kind.end_of_run)(name, task, files, not_found)
-    return lines
+            ],
+            results(f"task_entities/{task['domain']}/counts.json"),
+        )
+        for name, task in config["tasks"].items()
+        if (kind := registry.kind_of(name, task)).end_of_run
+    ]
+
+
+def end_of_run_lines():
+    """What the terminal shows when a run ends: each table it wrote and each entity list's found and
+    not found with the closest names (pelt.report.outcome), as its landing page does."""
+    from pelt.report.outcome import outcome_lines
+
+    tables = [path for path in run_tables() if os.path.exists(path)]
+    return outcome_lines(tables, listed_tasks())
 
 
 DOWNLOAD = config.get("download", {})

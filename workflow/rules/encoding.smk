@@ -59,5 +59,7 @@ rule entity_table:
     priority: TABLE_PRIORITY
     conda:
         "../../envs/torch.yaml"
+    params:
+        corpus_kind=lookup(dpath="corpora/{domain}/kind", within=config),
     script:
         "../scripts/merge_tables.py"

@@ -17,6 +17,8 @@ rule headline:
     localrule: True
     conda:
         "../../envs/torch.yaml"
+    params:
+        listed=listed_tasks(),
     script:
         "../scripts/headline.py"
 

@@ -161,10 +161,19 @@ _PRECISIONS = {
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` picks CUDA when present so the same config runs on a laptop and on a GPU node."""
+    """``auto`` picks CUDA when present so the same config runs on a laptop and on a GPU node. A
+    device named outright is tried at once with an empty tensor, so that a misspelt or absent one is
+    a ValueError in one line here rather than torch's assertion deep inside the first forward pass."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        resolved = torch.device(device)
+        if resolved.type != "cpu":
+            torch.empty(0, device=resolved)
+    except (RuntimeError, AssertionError, NotImplementedError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"device {device!r} cannot be used here ({reason}); try auto or cpu") from None
+    return resolved
 
 
 def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:

@@ -18,6 +18,7 @@ from pelt.registry import KINDS, benchmark_label, resolve
 from pelt.report.finetuning_summary import aggregate_seeds
 from pelt.report.flags import CHANCE_CHECKS, chance_flags
 from pelt.report.html import flag_lines, markdown_html, write_page
+from pelt.report.outcome import outcome_markdown
 from pelt.report.paper import PAPER_CITATION
 from pelt.report.tables import mean_std, percent, read_result
 
@@ -43,20 +44,27 @@ def write_headline(
     sweep_jsons: Sequence[str | os.PathLike[str]],
     finetuning_jsons: Sequence[str | os.PathLike[str]],
     out_html: str | os.PathLike[str],
+    outcome: Sequence[str] = (),
 ) -> list[str]:
     """The report's landing page: per model, each benchmark's number without and with the table, the
     difference, the paper's same three numbers where it reports the model, a sentence on what each
-    comparison means, and every flag of the results (returned too)."""
+    comparison means, and every flag of the results (returned too); then the run's tables and each
+    entity list's found and not found (``outcome``: :func:`pelt.report.outcome.outcome_lines`). A run
+    that evaluates nothing (an entity list alone) has a landing page of that last part only."""
     lead, sweeps, finetuning = (
         [read_result(path) for path in paths] for paths in (lead_jsons, sweep_jsons, finetuning_jsons)
     )
     parts = [resolve(kind.headline_part)(lead, sweeps) for kind in KINDS.values() if kind.headline_part and lead]
     if finetuning:
         parts.append(finetuning_part(finetuning))
-    lines = [
-        "Each benchmark without (`baseline`) and with (`pelt`) the entity table, in %; Δ = pelt - baseline in "
-        f"points. Fine-tuning: mean ± std over seeds. The {PAPER_CITATION}'s numbers where it reports the model.",
-    ]
+    lines = (
+        [
+            "Each benchmark without (`baseline`) and with (`pelt`) the entity table, in %; Δ = pelt - baseline in "
+            f"points. Fine-tuning: mean ± std over seeds. The {PAPER_CITATION}'s numbers where it reports the model."
+        ]
+        if parts
+        else []
+    )
     used = []
     for model in sorted({model for part in parts for model in part.rows}):
         rows = [row for part in parts for row in part.rows.get(model, [])]
@@ -74,7 +82,9 @@ def write_headline(
             *("| " + " | ".join([label, *(cells if paper else cells[:3])]) + " |" for _, label, cells in rows),
         ]
     flags = [flag for part in parts for flag in part.flags]
-    lines += ["", *dict.fromkeys(used), "", *flag_lines(flags, ", ".join(part.checks for part in parts))]
+    if parts:
+        lines += ["", *dict.fromkeys(used), "", *flag_lines(flags, ", ".join(part.checks for part in parts))]
+    lines += outcome_markdown(outcome)
     write_page(out_html, "pelt: headline results", markdown_html("\n".join(lines) + "\n"))
     return flags
 

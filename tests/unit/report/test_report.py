@@ -510,3 +510,33 @@ def test_the_landing_page_speaks_of_what_the_config_ran(tasks: dict, says: str, 
     flat = " ".join(text.split())
     assert says in flat and never not in flat, flat
     assert "entity tables built from 1 corpus (corpora) for 1 model(s)." in flat and "<p>" in html
+
+
+def test_the_landing_page_of_an_entity_list_names_its_tables_found_and_misses(tmp_path: Path):
+    """A run that evaluates nothing still has a landing page: the tables it wrote, then per list how
+    many entries were found and each miss with the closest names (the same lines the terminal shows
+    when the run ends); a list whose stage has not run says nothing."""
+    from pelt.report.outcome import ListedTask, outcome_lines
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Marie Curie\nQ42\nMarie Curei\n\nZxq\n", encoding="utf-8")
+    counts = tmp_path / "counts.json"
+    counts.write_text(
+        json.dumps({"details": {"not_found": {"Marie Curei": ["Marie Curie", "Pierre Curie"], "Zxq": []}}})
+    )
+    task = {"domain": "wikipedia", "entities": str(mine)}
+    listed = [ListedTask("entities", task, [str(mine)], str(counts))]
+    lines = outcome_lines(["results/tables/wikipedia/demo/table.parquet"], listed)
+    assert lines == [
+        "table: results/tables/wikipedia/demo/table.parquet",
+        "tasks.entities: 2 of 4 entities found",
+        "  not found: 'Marie Curei' (closest: 'Marie Curie', 'Pierre Curie')",
+        "  not found: 'Zxq' (closest: none close)",
+    ]
+    assert outcome_lines([], [ListedTask("entities", task, [str(mine)], str(tmp_path / "none.json"))]) == []
+
+    flags = write_headline([], [], [], tmp_path / "h.html", lines)
+    html = (tmp_path / "h.html").read_text()
+    assert flags == [] and "Baseline" not in html and "No flag raised" not in html
+    assert "<p>tasks.entities: 2 of 4 entities found</p>" in html
+    assert "<p>not found: 'Marie Curei' (closest: 'Marie Curie', 'Pierre Curie')</p>" in html
