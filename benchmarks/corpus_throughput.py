@@ -55,7 +55,8 @@ import pyarrow.parquet as pq
 
 from pelt.corpus.documents import expand_paths
 from pelt.corpus.wikipedia.build import build_wikipedia_corpus
-from pelt.corpus.wikipedia.dump import DumpPage, iter_dump_pages
+from pelt.corpus.wikipedia.dump import iter_dump_pages
+from pelt.corpus.wikipedia.pages import DumpPage
 from pelt.corpus.wikipedia.site import SiteInfo
 from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title
 from pelt.corpus.wikipedia.wikitext import wikitext_to_plain

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import cached_property
 
-from pelt.corpus.wikipedia.dump import DumpPage
+from pelt.corpus.wikipedia.pages import DumpPage
 from pelt.linking.languages import stop_words, written_without_spaces
 
 _PROTECTED = [

@@ -23,6 +23,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -317,34 +318,49 @@ def _add_config_commands(commands: argparse._SubParsersAction) -> None:
     check.set_defaults(run=_check_config)
 
 
-def _add_table_commands(commands: argparse._SubParsersAction) -> None:
-    table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
-    actions = table.add_subparsers(dest="action", required=True)
-    on_table = argparse.ArgumentParser(add_help=False)  # the first argument of every action but merge
+class _TableArguments(NamedTuple):
+    """The argument groups the ``pelt table`` commands share, as argparse parents, so that every
+    command reads a table path and an entity's name with one grammar."""
+
+    on_table: argparse.ArgumentParser  # the first argument of every command but merge
+    by_name: argparse.ArgumentParser  # every command that takes an entity
+
+
+def _table_arguments() -> _TableArguments:
+    on_table = argparse.ArgumentParser(add_help=False)
     on_table.add_argument("path", help=TABLE_HELP)
-    by_name = argparse.ArgumentParser(add_help=False)  # every action that takes an entity: one grammar
+    by_name = argparse.ArgumentParser(add_help=False)
     by_name.add_argument("--by", type=by_kinds, help="what a name may be, in order (default: id,qid,alias)")
     by_name.add_argument("--ignore-case", action="store_true", help="compare case-folded")
+    return _TableArguments(on_table, by_name)
 
-    info = actions.add_parser("info", parents=[on_table], help="size, hidden size and metadata of a table")
+
+def _add_table_info(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
+    info = actions.add_parser("info", parents=[shared.on_table], help="size, hidden size and metadata of a table")
     info.set_defaults(run=_info)
 
+
+def _add_table_lookup(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     lookup = actions.add_parser(
-        "lookup", parents=[on_table, by_name], help="print E(e) = L * sum / ||sum|| of entities"
+        "lookup", parents=[shared.on_table, shared.by_name], help="print E(e) = L * sum / ||sum|| of entities"
     )
     lookup.add_argument("entities", nargs="+", metavar="ENTITY", help="entity ids, QIDs or aliases")
     lookup.add_argument("--norm", type=positive_number, help="L (default: the table's)")
     lookup.add_argument("--json", action="store_true", help="print one JSON object")
     lookup.set_defaults(run=_lookup)
 
+
+def _add_table_ids(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     ids = actions.add_parser(
         "ids",
-        parents=[on_table, by_name],
+        parents=[shared.on_table, shared.by_name],
         help="list every entity's ids, or find the entity of titles, QIDs or aliases",
     )
     ids.add_argument("names", nargs="*", metavar="NAME", help="titles, QIDs, redirects or link texts (none: list all)")
     ids.set_defaults(run=_ids)
 
+
+def _add_table_merge(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     merge = actions.add_parser("merge", help="merge tables of disjoint shards (sums and counts add)")
     merge.add_argument("out", help="output table.parquet (or an existing folder: table.parquet in it)")
     merge.add_argument("tables", nargs="+", metavar="TABLE", help=TABLE_HELP)
@@ -361,9 +377,11 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     )
     merge.set_defaults(run=_merge)
 
+
+def _add_table_similar(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     similar = actions.add_parser(
         "similar",
-        parents=[on_table, by_name],
+        parents=[shared.on_table, shared.by_name],
         help="the entities nearest an entity, a vector or a word, by cosine similarity",
         description="The entities nearest ENTITY (its id, QID or alias; itself left out), the vector of a .npy "
         "file (--vector), or a word's input embedding in the table's model (--word, with --model).",
@@ -375,9 +393,11 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     similar.add_argument("-k", type=positive_int, default=10, help="how many (default: 10)")
     similar.set_defaults(run=_similar, check=_check_similar)
 
+
+def _add_table_export(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     export = actions.add_parser(
         "export",
-        parents=[on_table],
+        parents=[shared.on_table],
         help="write the vectors for other tools",
         description="Write every entity's vector: E = L * sum / ||sum|| as `lookup` gives it, at the table's "
         "default L unless --norm, or the stored sums with --raw. word2vec: a text file, header `n dim`, then "
@@ -390,9 +410,11 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--raw", action="store_true", help="the stored sums, not normalised")
     export.set_defaults(run=_export)
 
+
+def _add_table_push(actions: argparse._SubParsersAction, shared: _TableArguments) -> None:
     push = actions.add_parser(
         "push",
-        parents=[on_table],
+        parents=[shared.on_table],
         help="publish as a Hugging Face Hub dataset repository, with a dataset card",
         description="Upload table.parquet and a generated README.md (model, weights digest, corpus, language, "
         "licence, counts, how to load it from REPO_ID, the citation) to the Hub dataset REPO_ID, or write them to "
@@ -406,6 +428,26 @@ def _add_table_commands(commands: argparse._SubParsersAction) -> None:
     push.add_argument("--license", help="the corpus's licence, e.g. cc-by-sa-4.0")
     push.add_argument("--private", action="store_true", help="a private Hub repository")
     push.set_defaults(run=_push)
+
+
+# The ``pelt table`` commands, in the order its help lists them.
+_TABLE_COMMANDS = (
+    _add_table_info,
+    _add_table_lookup,
+    _add_table_ids,
+    _add_table_merge,
+    _add_table_similar,
+    _add_table_export,
+    _add_table_push,
+)
+
+
+def _add_table_commands(commands: argparse._SubParsersAction) -> None:
+    table = commands.add_parser("table", help="inspect, query, explore, merge, export and share entity tables")
+    actions = table.add_subparsers(dest="action", required=True)
+    shared = _table_arguments()
+    for add in _TABLE_COMMANDS:
+        add(actions, shared)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -222,9 +222,12 @@ def starter_config(entities: str, root: str | os.PathLike[str]) -> dict:
     model, and evaluates nothing: the demo config's corpus and ``demo_model`` blocks as they are, so
     that the shipped model is taken as ``make demo`` takes it (``models: - name: demo`` alone would
     train one, 10 to 20 minutes) and the table answers at once. Paths as the demo config writes them,
-    relative to the workflow's folder ``root``, where the run starts."""
+    relative to the workflow's folder ``root``, where the run starts. The demo's corpus with pages
+    (its Wikipedia) is the one taken: titles and QIDs resolve through pages."""
+    from pelt.registry import CORPUS_KINDS
+
     demo = _load_yaml(os.path.join(root, "config", "config.yaml"))
-    corpus = next(name for name, c in demo["corpora"].items() if c["kind"] == "wikipedia")
+    corpus = next(name for name, c in demo["corpora"].items() if CORPUS_KINDS[c["kind"]].has_pages)
     return {
         "corpora": {corpus: demo["corpora"][corpus]},
         "models": [{"name": "demo"}],

@@ -79,6 +79,9 @@ class TaskKind:
     # 3.1); ``headline`` ({task}, {model}, {variant}), the results the report's headline leads with,
     # each model's without and with the table (LAMA's P@1). None: the kind has none.
     norm_sweep: str | None = None
+    # The ``task`` value its norm sweep's file holds, by which a runner that reads L from it knows the
+    # file for a sweep (:func:`norm_sweep_tasks`); set with ``norm_sweep``.
+    norm_sweep_task: str | None = None
     headline: str | None = None
     # module:function, (the headline's results, the norm sweeps) -> the kind's part of the landing
     # page (pelt.report.headline.HeadlinePart); a kind with ``headline`` leads the page with it.
@@ -152,12 +155,15 @@ class CorpusKind:
     matches the task entities' names, each name its own entity. Its schema block (a YAML file, a
     path like :attr:`TaskKind.schema`; None: none) holds the ``properties`` (and the ``$defs`` they
     use) that a corpus of the kind may have besides every corpus's (``kind``, ``path``,
-    ``language``, ``kinds``): its own files (Wikipedia's ``page_props``)."""
+    ``language``, ``kinds``): its own files (Wikipedia's ``page_props``). Its ``license`` (a Hub
+    licence id; None: unknown) is that of its text, which the vectors of a table built from it carry
+    (``pelt table push``'s dataset card)."""
 
     name: str
     has_pages: bool
     rules: str
     schema: str | None = None
+    license: str | None = None
 
 
 CORPUS_KINDS = {
@@ -168,8 +174,10 @@ CORPUS_KINDS = {
             has_pages=True,
             rules="workflow/rules/corpora/wikipedia.smk",
             schema="workflow/schemas/corpora/wikipedia.yaml",
+            license="cc-by-sa-4.0",  # Wikipedia's text is CC BY-SA 4.0
         ),
-        CorpusKind("s2orc", has_pages=False, rules="workflow/rules/corpora/s2orc.smk"),
+        # S2ORC's papers are released under ODC-By.
+        CorpusKind("s2orc", has_pages=False, rules="workflow/rules/corpora/s2orc.smk", license="odc-by"),
     )
 }
 
@@ -378,6 +386,13 @@ def norm_sweeps(tasks: Mapping[str, Mapping]) -> list[str]:
         for name, task in tasks.items()
         if (kind := kind_of(name, task)).norm_sweep is not None
     ]
+
+
+def norm_sweep_tasks() -> set[str]:
+    """The ``task`` values a norm sweep's file may hold (each kind's ``norm_sweep_task``): what the
+    runners check a sweep against before taking its L (:func:`pelt.eval.variants.resolve_norm`), so
+    that no shared module names the kind whose sweep it is."""
+    return {kind.norm_sweep_task for kind in KINDS.values() if kind.norm_sweep_task is not None}
 
 
 def norm_sweep(model: Mapping, tasks: Mapping[str, Mapping]) -> str | None:

@@ -2,13 +2,20 @@
 outside pelt is its own package and a config line, with its summary, figure and headline rows.
 
 Which string literals name a kind: the kinds' names ``lama``, ``mlama``, ``fewrel`` (and its
-benchmarks ``fewrel1``, ``fewrel2``) and ``wiki80``, as whole words in any case ("LAMA/data.zip",
-"FewRel 1.0"); ``entities``, also the English word and a column of many tables and counts, where it
+benchmarks ``fewrel1``, ``fewrel2``) and ``wiki80``, in any case, wherever no letter is joined to
+them: as words ("LAMA/data.zip", "FewRel 1.0") and inside longer names, joined by ``_``, a digit or
+a dot ("lama_norm_sweep", "wiki80_train", "tasks.fewrel.run"), but not inside another word
+("llama"); ``entities``, also the English word and a column of many tables and counts, where it
 can only mean the kind: its config key (``tasks.entities``, ``tasks/entities``); and a kind's key
 prefix as a literal (``mlama_``, ``entities_``). Docstrings do not count (they say what a shared
 module serves, and may name the kinds it serves), nor do comments; every other string constant does.
 Where a kind may be named: its package (``src/pelt/tasks/<kind>/``), its rules
 (``workflow/rules/tasks/<kind>.smk``, ``<kind>_functions.smk``) and the tests.
+
+A corpus kind likewise (``wikipedia``, ``s2orc``): its registry entry (:data:`pelt.registry.CORPUS_KINDS`)
+and its package (``src/pelt/corpus/<kind>/`` or ``<kind>.py``) name it, and no other module of pelt
+holds its name as a value; only the whole value counts, since "Wikipedia" is also the encyclopedia
+a message or a help text speaks of.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ from pelt import registry
 from pelt.config import config_problems, config_schema, fill_defaults
 from pelt.report.headline import write_headline
 
-WORDS = re.compile(r"\b(?:lama|mlama|fewrel|fewrel1|fewrel2|wiki80)\b", re.I)
+# A kind's name with no letter joined to it: "lama_norm_sweep" and "fewrel1" are LAMA's and FewRel's,
+# "llama" is no kind's.
+WORDS = re.compile(r"(?<![a-z])(?:lama|mlama|fewrel|wiki80)(?![a-z])", re.I)
 ENTITY_KEY = re.compile(r"\btasks[./]entities\b")
 
 
@@ -128,16 +137,58 @@ def test_no_shared_module_names_a_task_kind():
         ('def f():\n    """FewRel\'s."""\n    return f"{x} FewRel 1.0"  # wiki80\n', [" FewRel 1.0"]),
         ('x = name.startswith("mlama_") or "tasks.entities" or "entities_found"\n', ["mlama_", "tasks.entities"]),
         ('rule wiki:\n    script:\n        "wiki80.py"\n', ["wiki80.py"]),
-        ('def f():\n    """The lama kind."""\n    return "lama_norm_sweep", "%d entities"\n', []),
+        ('def f():\n    """The lama kind."""\n    return "llama-7b", "%d entities", "Islamabad"\n', []),
+        (
+            'x = {"task": "lama_norm_sweep", "figure": "LAMA_buckets.svg"}\n'
+            'y = f"{z}_fewrel2" or "pelt.tasks.wiki80.run"\n',
+            ["lama_norm_sweep", "LAMA_buckets.svg", "_fewrel2", "pelt.tasks.wiki80.run"],
+        ),
     ],
 )
 def test_the_check_finds_a_kind_put_back_and_passes_docstrings(source, named):
-    """A kind's name put back in a shared module fails the test above, as Python or as Snakemake; a
-    docstring, a comment, a word joined to another (``lama_norm_sweep``) and the English
-    ``entities`` do not."""
+    """A kind's name put back in a shared module fails the test above, as Python or as Snakemake,
+    alone or inside a longer name (``lama_norm_sweep``); a docstring, a comment, another word holding
+    its letters (``llama``) and the English ``entities`` do not."""
     suffixes = [".smk"] if source.startswith("rule") else [".py", ".smk"]
     for suffix in suffixes:
         assert [value for _, value in kind_literals(source, suffix)] == named, suffix
+
+
+def test_a_kind_that_sweeps_l_declares_its_sweep_files_task():
+    """The runners know a norm sweep's file by the task value its kind's entry declares
+    (:func:`pelt.registry.norm_sweep_tasks`), which no shared module names."""
+    sweeping = [kind for kind in registry.KINDS.values() if kind.norm_sweep is not None]
+    assert sweeping and all(kind.norm_sweep_task for kind in sweeping)
+    assert registry.norm_sweep_tasks() == {kind.norm_sweep_task for kind in sweeping}
+
+
+def corpus_kind_literals(path: Path) -> list[tuple[int, str]]:
+    """(line, value) of each string constant of a module of pelt that is a corpus kind's name, but in
+    the registry, which declares the corpus kinds, and in the kind's own package."""
+    source = REPO / "src" / "pelt"
+    if path == source / "registry.py":
+        return []
+    own = {
+        name
+        for name in registry.CORPUS_KINDS
+        if {source / "corpus" / name, source / "corpus" / f"{name}.py"} & {path, *path.parents}
+    }
+    return [
+        (line, value)
+        for line, value in python_strings(path.read_text(encoding="utf-8"))
+        if value in registry.CORPUS_KINDS and value not in own
+    ]
+
+
+def test_no_module_of_pelt_names_a_corpus_kind():
+    """A corpus kind's facts (whether it has pages, its text's licence) are its registry entry's: a
+    module that needs one asks the registry for the kind of the corpus at hand."""
+    modules = sorted((REPO / "src" / "pelt").rglob("*.py"))
+    assert REPO / "src" / "pelt" / "table" / "hub.py" in modules
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {value!r}" for path in modules for line, value in corpus_kind_literals(path)
+    ]
+    assert found == [], "\n".join(found)
 
 
 @pytest.fixture

@@ -11,6 +11,4 @@ from pelt.report.outcome import outcome_lines
 
 registry.import_kinds(snakemake.config.get("task_kinds", []))  # a kind from outside pelt, as the Snakefile
 outcome = outcome_lines(snakemake.input.tables, snakemake.params.listed)
-write_headline(
-    snakemake.input.lead, snakemake.input.sweeps, snakemake.input.finetuning, snakemake.output[0], outcome
-)
+write_headline(snakemake.input.lead, snakemake.input.sweeps, snakemake.input.finetuning, snakemake.output[0], outcome)

@@ -69,9 +69,11 @@ def resolve_norm(norm: float | None, sweep_json: str | os.PathLike[str] | None, 
         return float(norm)
     if source is NormSource.FAMILY:
         return float(family_norm)
+    from pelt.registry import norm_sweep_tasks  # here: the registry imports this module (norm_source)
+
     with open(sweep_json, encoding="utf-8") as fh:
         sweep = json.load(fh)
-    if sweep.get("task") != "lama_norm_sweep" or not isinstance(sweep.get("chosen_norm"), (int, float)):
+    if sweep.get("task") not in norm_sweep_tasks() or not isinstance(sweep.get("chosen_norm"), (int, float)):
         raise ValueError(f"{sweep_json}: not a norm sweep with a chosen_norm")
     logger.info("norm L = %g, chosen by the norm sweep %s", sweep["chosen_norm"], sweep_json)
     return float(sweep["chosen_norm"])

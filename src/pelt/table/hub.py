@@ -64,9 +64,6 @@ def download_table(repo_id: str, filename: str, revision: str | None) -> str:
 TABLE_FILE = "table.parquet"  # EntityTable.load's default filename
 CARD_FILE = "README.md"
 
-# The licence of each corpus kind's text, which vectors built from it carry (Hub licence ids):
-# Wikipedia's text is CC BY-SA 4.0, S2ORC's papers are released under ODC-By.
-CORPUS_LICENSES = {"wikipedia": "cc-by-sa-4.0", "s2orc": "odc-by"}
 UNKNOWN_LICENSE = "unknown"  # the Hub's own id for it
 
 CITATION = """@inproceedings{ye-etal-2022-simple,
@@ -80,11 +77,14 @@ CITATION = """@inproceedings{ye-etal-2022-simple,
 
 def corpus_license(metadata: dict[str, object]) -> str:
     """The licence of the table's corpus: its metadata's ``corpus_license``, else that of its corpus kind
-    (``corpus_kind``, else a ``corpus`` named as a kind, as the demo's ``wikipedia`` is), else unknown."""
+    (``corpus_kind``, else a ``corpus`` named as a kind, as the demo's ``wikipedia`` is; the kind's
+    registry entry says its licence), else unknown."""
+    from pelt.registry import CORPUS_KINDS  # when needed: the registry imports every task kind's package
+
     if metadata.get("corpus_license"):
         return str(metadata["corpus_license"])
-    kind = metadata.get("corpus_kind") or metadata.get("corpus")
-    return CORPUS_LICENSES.get(str(kind).lower(), UNKNOWN_LICENSE)
+    kind = CORPUS_KINDS.get(str(metadata.get("corpus_kind") or metadata.get("corpus")).lower())
+    return kind.license if kind is not None and kind.license is not None else UNKNOWN_LICENSE
 
 
 def _card_fields(

@@ -23,8 +23,9 @@ from pelt.corpus.documents import (
     read_wikipedia_documents,
 )
 from pelt.corpus.wikipedia.build import build_wikipedia_corpus, parse_page_props
-from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, iter_dump_pages
+from pelt.corpus.wikipedia.dump import iter_dump_pages
 from pelt.corpus.wikipedia.multistream import iter_multistream_pages
+from pelt.corpus.wikipedia.pages import DumpPage, DumpStats
 from pelt.corpus.wikipedia.site import SiteInfo
 from pelt.corpus.wikipedia.titles import normalize_title
 from pelt.corpus.wikipedia.wikitext import wikitext_to_plain

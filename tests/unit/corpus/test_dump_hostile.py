@@ -18,7 +18,8 @@ from test_wikitext import block_split, dump, page_xml
 from test_wikitext_complexity import RATIO_BOUND, _growth_ratio
 
 from pelt.corpus.wikipedia.bz2_blocks import CHUNK
-from pelt.corpus.wikipedia.dump import DumpStats, iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.wikipedia.dump import iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.wikipedia.pages import DumpStats
 
 FEED = CHUNK  # bytes per chunk, as the readers decompress them: the old reader was quadratic within one
 
@@ -103,7 +104,8 @@ _PEAK = textwrap.dedent(
     """
     import sys
     from pelt.corpus.wikipedia.bz2_blocks import bz2_block_ranges
-    from pelt.corpus.wikipedia.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages
+    from pelt.corpus.wikipedia.dump import iter_bz2_range_pages, iter_dump_pages
+    from pelt.corpus.wikipedia.pages import DumpStats
 
     path, how = sys.argv[1], sys.argv[2]
     stats = DumpStats()

@@ -22,7 +22,8 @@ from mwparserfromhell.nodes import ExternalLink, Heading, Tag, Template, Text, W
 from mwparserfromhell.wikicode import Wikicode
 
 from pelt.corpus.wikipedia.build import _page_rows
-from pelt.corpus.wikipedia.dump import DumpStats, dump_site, iter_dump_pages
+from pelt.corpus.wikipedia.dump import dump_site, iter_dump_pages
+from pelt.corpus.wikipedia.pages import DumpStats
 from pelt.corpus.wikipedia.site import SiteInfo
 from pelt.corpus.wikipedia.titles import is_disambiguation
 from pelt.corpus.wikipedia.wikitext import wikitext_to_plain

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pelt.corpus.wikipedia.dump
+import pelt.corpus.wikipedia.pages
 from pelt.corpus.wikipedia.build import WorkItem, _page_rows, multistream_without_index, wikipedia_work_items
 from pelt.corpus.wikipedia.bz2_blocks import bz2_block_ranges
-from pelt.corpus.wikipedia.dump import DumpStats, iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
+from pelt.corpus.wikipedia.dump import iter_bz2_range_pages, iter_dump_pages, iter_pages_from_chunks
 from pelt.corpus.wikipedia.multistream import iter_multistream_pages, multistream_index_path, multistream_ranges
+from pelt.corpus.wikipedia.pages import DumpStats
 from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikipedia.wikitext import Link, wikitext_to_plain
 
@@ -855,7 +856,7 @@ def test_an_unclosed_page_is_a_counted_cut_in_bounded_memory() -> None:
 
 
 def test_a_page_over_the_cap_is_cut_and_the_next_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pelt.corpus.wikipedia.dump, "MAX_PAGE_CHARS", 3000)
+    monkeypatch.setattr(pelt.corpus.wikipedia.pages, "MAX_PAGE_CHARS", 3000)
     endless = page_xml(5, "Endless", "x" * 10_000).replace("</text></revision></page>", "")
     data = dump([PAGES[0], endless + "y" * 10_000, PAGES[3]])
     stats = DumpStats()
@@ -867,7 +868,7 @@ def test_a_page_over_the_cap_is_cut_and_the_next_is_read(monkeypatch: pytest.Mon
 def test_a_long_page_that_ends_is_cut_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """A page over the cap with its </page> (a 50 MB page against 32 Mi characters) is cut and counted
     like an unclosed one, and the message says so, not that its </page> is missing."""
-    monkeypatch.setattr(pelt.corpus.wikipedia.dump, "MAX_PAGE_CHARS", 3000)
+    monkeypatch.setattr(pelt.corpus.wikipedia.pages, "MAX_PAGE_CHARS", 3000)
     data = dump([PAGES[0], page_xml(5, "Huge", "x" * 10_000), PAGES[3]])
     stats = DumpStats()
     chunks = (data[i : i + 1000] for i in range(0, len(data), 1000))

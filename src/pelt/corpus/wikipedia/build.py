@@ -49,13 +49,14 @@ from pelt.corpus.documents import (
     log_skips,
 )
 from pelt.corpus.wikipedia.bz2_blocks import bz2_block_ranges
-from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
+from pelt.corpus.wikipedia.dump import dump_site, is_bz2, iter_bz2_range_pages, iter_dump_pages
 from pelt.corpus.wikipedia.multistream import (
     is_multistream,
     iter_multistream_pages,
     multistream_index_path,
     multistream_ranges,
 )
+from pelt.corpus.wikipedia.pages import DumpPage, DumpStats
 from pelt.corpus.wikipedia.site import ENGLISH, SiteInfo
 from pelt.corpus.wikipedia.titles import is_disambiguation, normalize_title, redirect_target
 from pelt.corpus.wikipedia.wikitext import wikitext_to_plain

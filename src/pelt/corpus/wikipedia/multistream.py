@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO, NamedTuple
 
 from pelt.corpus.wikipedia.bz2_blocks import BZ2_PIECE, CHUNK, Gap
-from pelt.corpus.wikipedia.dump import DumpPage, DumpStats, iter_pages_from_chunks
+from pelt.corpus.wikipedia.dump import iter_pages_from_chunks
+from pelt.corpus.wikipedia.pages import DumpPage, DumpStats
 from pelt.logs import progress
 
 logger = logging.getLogger(__name__)

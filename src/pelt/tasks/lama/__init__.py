@@ -18,6 +18,10 @@ def run_files(name: str, task: Mapping, tasks: Mapping[str, Mapping], setting: s
     return {"facts": expand_globs(task["facts"], f"tasks.{name}.facts"), **files}
 
 
+# The ``task`` value of a norm sweep's file: what its entry declares (``norm_sweep_task``), the sweep
+# writes and its summary reads.
+NORM_SWEEP_TASK = "lama_norm_sweep"
+
 KIND = register(
     TaskKind(
         "lama",
@@ -41,6 +45,7 @@ KIND = register(
         },
         run_files=run_files,
         norm_sweep="eval/{task}/{model}/norm_sweep.json",
+        norm_sweep_task=NORM_SWEEP_TASK,
         headline="eval/{task}/{model}/{variant}.json",
         headline_part="pelt.tasks.lama.summary:headline_part",
         demo_rows="pelt.tasks.lama.summary:DEMO_ROWS",

@@ -60,6 +60,7 @@ from pelt.eval.variants import resolve_norm, resolve_variant
 from pelt.linking.task_entities import resolve_entities
 from pelt.logs import progress
 from pelt.table import EntityTable
+from pelt.tasks.lama import NORM_SWEEP_TASK
 from pelt.tasks.lama.data import GOOGLE_RE_TEMPLATES, Fact, FactCounts, load_facts, load_templates, read_vocab
 from pelt.tasks.lama.settings import LamaSettings
 from pelt.tasks.lama.uhn import read_uhn
@@ -546,7 +547,7 @@ def sweep_norm(
         )
     chosen = choose_norm({r["norm"]: r["macro_p_at_1"] for r in per_norm})
     sweep = {
-        "task": "lama_norm_sweep",
+        "task": NORM_SWEEP_TASK,
         "model": model_name_or_path,
         "table": tables.table,
         "table_norm": probe.table.norm,

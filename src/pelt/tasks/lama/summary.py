@@ -28,6 +28,7 @@ from pelt.report.tables import (
     read_result,
     write_summary,
 )
+from pelt.tasks.lama import NORM_SWEEP_TASK
 
 logger = logging.getLogger(__name__)
 # The columns of the paper's Table 4: LAMA's two sources and their LAMA-UHN subsets.
@@ -261,7 +262,7 @@ def write_norm_sweep_summary(
 
     A sweep has no seed (LAMA probing involves no training), so each model has exactly one sweep.
     """
-    sweeps = load_results(result_jsons, "lama_norm_sweep", {"model", "norms", "chosen_norm", "baseline"})
+    sweeps = load_results(result_jsons, NORM_SWEEP_TASK, {"model", "norms", "chosen_norm", "baseline"})
     sweeps.sort(key=lambda s: s["model"])
     models = [s["model"] for s in sweeps]
     if len(set(models)) != len(models):
