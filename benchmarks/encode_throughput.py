@@ -1,8 +1,9 @@
 """Encoding throughput: pelt's path against the naive one, in one run, on real sentences with entity mentions.
 
 pelt (:func:`pelt.encoding.encode.build_table`): length-sorted batches under a token budget, bf16 + SDPA on
-GPU (fp32 on CPU), sums on the device, tokenization in a background thread, or in ``--host-workers``
-processes (default ``auto``: up to 8 on CUDA, none on CPU).  Naive (the paper's
+GPU (fp32 on CPU), sums on the device, tokenization in a background thread (each distinct sentence
+of a pool once: a FewRel sentence holds two mentions), or in ``--host-workers`` processes (default
+none; ``auto``: up to 8 on CUDA, none on CPU).  Naive (the paper's
 code): batches of 32 in input order, every sentence padded to a fixed ``--max-seq-len`` (64, the
 paper's length), fp16 on GPU (fp32 on CPU), tokenization inline, each vector copied to the host and
 added to a per-entity numpy sum.  Both window long sentences the same way, so their tables must
@@ -23,6 +24,12 @@ a real checkpoint.
     python benchmarks/encode_throughput.py --sentences 512 --tokens-per-batch 2048 --repeats 2   # CPU, base shape
     python benchmarks/encode_throughput.py --sentences 4096 --layers 4 --hidden 256 --repeats 2  # CPU, small model
     python benchmarks/encode_throughput.py --sentences 22400 --repeats 3                         # GPU
+    python benchmarks/encode_throughput.py --sentences 22400 --repeats 5 --host-only             # host half alone
+
+``--host-only`` times pelt's host preparation alone (tokenize, mask, window, pack) with the random
+model's tokenizer and builds no model; with ``PYTHONPATH`` set to another checkout's ``src`` it
+times that checkout's pelt, so two versions are compared on one machine.  ``--breakdown`` reports
+the same split of the host half beside the device's time.
 """
 
 from __future__ import annotations
@@ -31,24 +38,30 @@ import argparse
 import json
 import logging
 import os
+import platform
+import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import tokenizers
 import torch
 from transformers import (
+    AutoTokenizer,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     RobertaConfig,
     RobertaForMaskedLM,
 )
 
+from pelt.encoding import host
 from pelt.encoding.demo_model import train_bpe_tokenizer
 from pelt.encoding.encode import (
     _POOL_ROWS,
@@ -90,13 +103,19 @@ def fewrel_mentions(path: Path) -> tuple[list[str], list[str], list[tuple[int, i
     return ids, sentences, spans
 
 
-def random_model(sentences: list[str], out: Path, layers: int, hidden: int) -> str:
-    """A random RoBERTa of ``layers`` x ``hidden`` (heads of 64, FFN 4 x hidden), tokenizer trained on ``sentences``.
+def fewrel_tokenizer(sentences: list[str]) -> PreTrainedTokenizerBase:
+    """The random model's tokenizer: a byte-level BPE of 30,000 tokens trained on ``sentences``.
 
-    The tokenizer sees every FewRel sentence whatever ``--sentences`` is, so token counts per
-    sentence do not depend on how many are encoded.
+    It sees every FewRel sentence whatever ``--sentences`` is, so token counts per sentence do not
+    depend on how many are encoded.
     """
-    tokenizer = train_bpe_tokenizer(sentences, 30_000)
+    return train_bpe_tokenizer(sentences, 30_000)
+
+
+def random_model(sentences: list[str], out: Path, layers: int, hidden: int) -> str:
+    """A random RoBERTa of ``layers`` x ``hidden`` (heads of 64, FFN 4 x hidden), tokenizer
+    (:func:`fewrel_tokenizer`) trained on ``sentences``."""
+    tokenizer = fewrel_tokenizer(sentences)
     config = RobertaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
@@ -248,6 +267,98 @@ def compare(
     return results
 
 
+@contextmanager
+def timed_tokenizer() -> Iterator[dict[str, float]]:
+    """Wall and process CPU seconds spent in pelt's calls to the tokenizer's backend in this
+    process, and the texts it was given, summed while the context is open.
+
+    ``pelt.encoding.host._encode_batch`` is where pool preparation calls the tokenizer, in this
+    version of pelt as in earlier ones, so the same timer measures both sides of a change.  While
+    pool preparation runs in its thread, the consumer's thread makes the tensors of the pool
+    before, and its CPU time during a call is counted with the tokenizer's: at most what making
+    every pool's tensors costs, 0.15 ms per 1,000 sentences on the 2-core VM.  Freeing the
+    tokenizer's encodings, once pelt has read them, counts as pelt's own time.
+    """
+    spent = {"seconds": 0.0, "cpu_seconds": 0.0, "texts": 0}
+    original = host._encode_batch
+
+    def timing(backend: tokenizers.Tokenizer, texts: list[str]) -> list[tokenizers.Encoding]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return original(backend, texts)
+        finally:
+            spent["seconds"] += time.perf_counter() - wall
+            spent["cpu_seconds"] += time.process_time() - cpu
+            spent["texts"] += len(texts)
+
+    host._encode_batch = timing
+    try:
+        yield spent
+    finally:
+        host._encode_batch = original
+
+
+def host_half(
+    tokenizer: PreTrainedTokenizerBase, mentions: Rows, encoding: EncodingSettings, device: torch.device
+) -> tuple[list, dict[str, float | int]]:
+    """pelt's host preparation of ``mentions`` alone, as ``_encode`` runs it, timed; returns its batches.
+
+    Without worker processes, the tokenizer's calls are timed too (:func:`timed_tokenizer`): the
+    host's time less the tokenizer's is pelt's own Python (validating, masking, windowing,
+    packing, making tensors).  Wall and process CPU seconds; CPU seconds are the figure to read on
+    a loaded machine, wall seconds on an idle one, where the tokenizer's threads run beside pelt's.
+    """
+    workers = resolve_host_workers(encoding.host_workers, device, len(mentions.sentences))
+    preparer = _Preparer(
+        tokenizer, encoding.max_seq_len, encoding.tokens_per_batch, None, device.type == "cuda", workers
+    )
+    with timed_tokenizer() as spent:
+        wall, cpu = time.perf_counter(), time.process_time()
+        batches = [b for b in preparer.batches(mentions.chunks(_POOL_ROWS)) if not isinstance(b, int)]
+        result: dict[str, float | int] = {
+            "host_seconds": time.perf_counter() - wall,
+            "host_cpu_seconds": time.process_time() - cpu,
+            "host_workers": workers,
+            "sentences": int(preparer.stats["sentences"]),
+            "real_tokens": int(preparer.stats["tokens"]),
+        }
+    if not workers:
+        result["tokenizer_seconds"] = spent["seconds"]
+        result["tokenizer_cpu_seconds"] = spent["cpu_seconds"]
+        result["tokenized_texts"] = spent["texts"]
+    return batches, result
+
+
+def per_thousand(timing: dict[str, float | int]) -> dict[str, float]:
+    """Milliseconds per 1,000 sentences: the host, the tokenizer and pelt's own Python (their
+    difference), in process CPU time and in wall time."""
+    scale = 1e6 / timing["sentences"]
+    out = {"host_cpu_ms": timing["host_cpu_seconds"] * scale, "host_wall_ms": timing["host_seconds"] * scale}
+    if "tokenizer_cpu_seconds" in timing:
+        out["tokenizer_cpu_ms"] = timing["tokenizer_cpu_seconds"] * scale
+        out["own_cpu_ms"] = out["host_cpu_ms"] - out["tokenizer_cpu_ms"]
+        out["tokenizer_wall_ms"] = timing["tokenizer_seconds"] * scale
+        out["own_wall_ms"] = out["host_wall_ms"] - out["tokenizer_wall_ms"]
+    return out
+
+
+def host_only(
+    tokenizer: PreTrainedTokenizerBase, mentions: Rows, encoding: EncodingSettings, repeats: int, device: torch.device
+) -> dict:
+    """The host half alone (:func:`host_half`), after one untimed run, ``repeats`` times: each
+    run's figures per 1,000 sentences and their median.  No model is built."""
+    host_half(tokenizer, mentions, encoding, device)  # warm-up: the tokenizer's caches, numpy, allocator
+    runs = [host_half(tokenizer, mentions, encoding, device)[1] for _ in range(repeats)]
+    figures = [per_thousand(run) for run in runs]
+    return {
+        "sentences": runs[0]["sentences"],
+        "tokenized_texts": runs[0].get("tokenized_texts"),
+        "real_tokens": runs[0]["real_tokens"],
+        "median_ms_per_1000_sentences": {k: statistics.median(f[k] for f in figures) for k in figures[0]},
+        "runs_ms_per_1000_sentences": figures,
+    }
+
+
 @dataclass(frozen=True)
 class Breakdown:
     """How ``breakdown`` runs pelt's halves: the pipeline's batching (its window, batch budget and host
@@ -273,20 +384,14 @@ def breakdown(
     """pelt's two halves timed apart: host preparation alone, then the device on the prepared batches.
 
     ``build_table`` overlaps them (tokenization in a thread); whichever half is slower bounds it.
-    The host half runs as ``_encode`` runs it, in as many worker processes as ``settings.encoding.host_workers``
-    gives there (their start included: an encoding pays it too).
+    The host half (:func:`host_half`, with its tokenizer's share when no worker runs) runs as
+    ``_encode`` runs it, in as many worker processes as ``settings.encoding.host_workers`` gives
+    there (their start included: an encoding pays it too).
     The device half's MFU is what the GPU reaches when the host keeps up.
     """
     device = next(model.parameters()).device
     encoding = settings.encoding
-    workers = resolve_host_workers(encoding.host_workers, device, len(mentions.sentences))
-    preparer = _Preparer(
-        tokenizer, encoding.max_seq_len, encoding.tokens_per_batch, None, device.type == "cuda", workers
-    )
-    chunks = mentions.chunks(_POOL_ROWS)
-    began = time.perf_counter()
-    batches = [b for b in preparer.batches(chunks) if not isinstance(b, int)]
-    host = time.perf_counter() - began
+    batches, host_timing = host_half(tokenizer, mentions, encoding, device)
     kind = family(model)
 
     def device_run(backbone: Callable[..., torch.Tensor]) -> None:
@@ -303,13 +408,12 @@ def breakdown(
                 positions = b.mask_positions.to(device, non_blocking=True)
                 accumulator.add(b, kind.head_transform(model, states[rows, positions]))
 
-    real = int(preparer.stats["tokens"])
+    real = host_timing["real_tokens"]
     result: dict[str, float | str] = {
         "tokens_per_batch": encoding.tokens_per_batch,
-        "host_workers": workers,
-        "host_seconds": host,
+        **host_timing,
+        "host_ms_per_1000_sentences": per_thousand(host_timing),
         "batches": len(batches),
-        "real_tokens": real,
     }
     variants = {"eager": model.base_model}
     if settings.compile_model:
@@ -439,7 +543,11 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=1, help="timed runs of each path, interleaved; best kept")
     parser.add_argument(
-        "--copies", type=int, default=1, help="encode the sentences this many times over (a longer steady state on GPU)"
+        "--copies",
+        type=int,
+        default=1,
+        help="encode the sentences this many times over (a longer steady state on GPU); pelt tokenizes a pool's "
+        "distinct sentences once, so keep --sentences above a pool (16,384 rows) or copies share their tokens",
     )
     parser.add_argument(
         "--breakdown",
@@ -461,6 +569,18 @@ def main() -> None:
         "(exact shapes, and shapes rounded up to 32 rows x 8 tokens)",
     )
     parser.add_argument("--fp32-check", action="store_true", help="also build the table in fp32 and compare")
+    parser.add_argument(
+        "--host-only",
+        action="store_true",
+        help="time pelt's host preparation alone (tokenizer, and pelt's own Python beside it), --repeats times "
+        "after a warm-up, at --max-seq-len and --tokens-per-batch; no model is built",
+    )
+    parser.add_argument(
+        "--heads-only",
+        action="store_true",
+        help="encode only each FewRel instance's head mention (11,200 in 10,996 distinct sentences): hardly a "
+        "sentence twice, as in the workflow's samples, whose pools, sorted by entity, seldom repeat one",
+    )
     parser.add_argument("--device", default="auto")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path)
@@ -468,12 +588,28 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     all_ids, all_sentences, all_spans = fewrel_mentions(args.data)
-    if not 0 < args.sentences <= len(all_sentences):
-        parser.error(f"--sentences must be in [1, {len(all_sentences)}] (the mentions in {args.data})")
-    ids, sentences, spans = (x[: args.sentences] * args.copies for x in (all_ids, all_sentences, all_spans))
+    chosen = (all_ids, all_sentences, all_spans)
+    if args.heads_only:  # fewrel_mentions gives each instance's head mention, then its tail
+        chosen = tuple(x[::2] for x in chosen)
+    if not 0 < args.sentences <= len(chosen[1]):
+        parser.error(f"--sentences must be in [1, {len(chosen[1])}] (the mentions chosen in {args.data})")
+    ids, sentences, spans = (x[: args.sentences] * args.copies for x in chosen)
     device = resolve_device(args.device)
     name_gpu = torch.cuda.get_device_name() if device.type == "cuda" else None
     peak = next((v for k, v in PEAK_TFLOPS.items() if k in name_gpu), None) if name_gpu else None
+    if args.host_only:
+        tokenizer = AutoTokenizer.from_pretrained(args.model) if args.model else fewrel_tokenizer(all_sentences)
+        encoding = EncodingSettings(max_seq_len=args.max_seq_len, tokens_per_batch=args.tokens_per_batch)
+        result = {
+            "device": name_gpu or f"cpu ({os.cpu_count()} cores)",
+            "pelt": str(Path(host.__file__).parents[1]),  # which checkout's pelt ran (PYTHONPATH)
+            "python": platform.python_version(),
+            "tokenizers": tokenizers.__version__,
+            "load_average": os.getloadavg(),
+            **host_only(tokenizer, Rows(ids, sentences, *zip(*spans)), encoding, args.repeats, device),
+        }
+        print(json.dumps(result, indent=2))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         name = args.model or random_model(all_sentences, Path(tmp) / "model", args.layers, args.hidden)
         model, tokenizer = load_masked_lm(name, device=str(device))  # bf16 on GPU, fp32 on CPU

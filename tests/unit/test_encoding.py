@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 import torch.nn.functional as F
-from tiny_models import FAMILIES, check_mention_spans_from_the_ends
+from tiny_models import FAMILIES, MULTILINGUAL, MULTILINGUAL_CORPUS, check_mention_spans_from_the_ends
 from torch.nn.attention import SDPBackend
 from transformers import AutoModelForMaskedLM
 
@@ -262,6 +262,124 @@ def test_mention_tokens_are_masked_and_windowed():
     assert mask_mention(ids, special, (4, 5), 99, 6) == ([0, 11, 12, 99, 15, 2], 3)
     assert mask_mention(ids, special, (1, 1), 99, 6) == ([0, 99, 11, 12, 13, 2], 1)  # clamped at the start
     assert mask_mention(ids, special, (8, 8), 99, 6) == ([0, 14, 15, 16, 99, 2], 4)  # clamped at the end
+
+
+def _each_sentence_alone(preparer: encoding_host.PoolPreparer, rows: Rows) -> tuple[list, list, Counter]:
+    """The pool path as it was before it ran over whole pools (git 41a2da7): each row tokenized
+    alone, its mention found by reading every offset, masked and windowed by :func:`mask_mention`;
+    the masked sentences sorted by length, stably, and cut into batches under the token budget.
+    Returns the kept entities, the batches as (row ids, mask positions, items) and the counts."""
+    stats: Counter[str] = Counter()
+    masked, entity_ids = [], []
+    for eid, sentence, start, end in zip(rows.entity_ids, rows.sentences, rows.starts, rows.ends):
+        if eid is None or sentence is None or start is None or end is None:
+            stats["skipped_null"] += 1
+            continue
+        if not 0 <= start < end <= len(sentence):
+            stats["skipped_bad_span"] += 1
+            continue
+        encoded = preparer.backend.encode(sentence)
+        span = mention_token_span(encoded.offsets, encoded.special_tokens_mask, start, end)
+        if span is None:
+            stats["skipped_no_token"] += 1
+            continue
+        stats["windowed"] += len(encoded.ids) - (span[1] - span[0]) > preparer.max_seq_len
+        masked.append(
+            mask_mention(encoded.ids, encoded.special_tokens_mask, span, preparer.mask_id, preparer.max_seq_len)
+        )
+        entity_ids.append(eid)
+    order = sorted(range(len(masked)), key=lambda k: -len(masked[k][0]))
+    batches, lo = [], 0
+    while lo < len(order):
+        items = order[lo : lo + max(1, preparer.tokens_per_batch // len(masked[order[lo]][0]))]
+        batches.append(([masked[k][0] for k in items], [masked[k][1] for k in items], items))
+        stats["sentences"] += len(items)
+        stats["tokens"] += sum(len(masked[k][0]) for k in items)
+        lo += len(items)
+    return entity_ids, batches, stats
+
+
+def _pools_against_each_sentence_alone(tokenizer, mentions: list[tuple[str, int, int]]) -> dict[int, Counter]:
+    """Prepares ``mentions`` (sentence, start, end; and a null row) as one pool at several window
+    lengths and token budgets, asserts the batches are those of :func:`_each_sentence_alone`, to
+    the token, and returns the counts at each window length."""
+    rows = Rows(
+        [f"e{i % 5}" for i in range(len(mentions))] + [None],
+        [m[0] for m in mentions] + ["Rome ."],
+        [m[1] for m in mentions] + [0],
+        [m[2] for m in mentions] + [4],
+    )
+    counts = {}
+    for max_seq_len in (6, 9, 16, 64, 128):
+        for tokens_per_batch in (max_seq_len, 3 * max_seq_len, 10_000):
+            preparer = encoding._Preparer(tokenizer, max_seq_len, tokens_per_batch, None, False).preparer
+            pool = preparer(rows)
+            entity_ids, batches, stats = _each_sentence_alone(preparer, rows)
+            assert pool.entity_ids == entity_ids and pool.stats == stats and pool.n_rows == len(rows.sentences)
+            assert len(pool.batches) == len(batches)
+            for got, (ids, positions, items) in zip(pool.batches, batches):
+                width = len(ids[0])
+                padded = [row + [tokenizer.pad_token_id] * (width - len(row)) for row in ids]
+                assert got.input_ids.dtype == np.int64 and got.input_ids.tolist() == padded
+                assert got.lengths.tolist() == [len(row) for row in ids]
+                assert got.mask_positions.tolist() == positions and got.items.tolist() == items
+        counts[max_seq_len] = stats
+    return counts
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_pools_are_masked_and_packed_as_each_sentence_alone(family, tiny_model_dirs):  # noqa: F811
+    """Masking, windowing and packing run over a pool's flat token array, each distinct sentence
+    tokenized once; the batches must be those of masking each sentence alone, to the token: mentions
+    at both ends of a long sentence and in its middle, windows clamped at both ends, characters of
+    several bytes (split over byte-level tokens, or inside a word), a literal special token, a
+    mention of whitespace (no token), a mention of a whole sentence, one sentence shared by several
+    mentions, bad rows, and token budgets from one sentence a batch to all."""
+    _, tokenizer = load_masked_lm(str(tiny_model_dirs[family]))
+    accented = "Zürich's 東京 🙂 café, near Ødegaard-Lee (born 1815), is ünïcödé all the way through 東京 ."
+    literal = f"A {tokenizer.mask_token} stands for Paris in this text ."
+    counts = _pools_against_each_sentence_alone(
+        tokenizer,
+        [
+            (LONG, 0, 2),  # the first word of a long sentence: the window clamped at the start
+            (LONG, len(LONG) - 7, len(LONG) - 1),  # its last word: clamped at the end
+            (LONG, len(LONG) - 1, len(LONG)),  # its final full stop
+            (LONG, LONG.index("Marie"), LONG.index("Marie") + 11),  # its middle: a centred window
+            (LONG, 0, len(LONG)),  # all of it
+            (accented, 0, 6),  # "Zürich"
+            (accented, accented.index("東"), accented.index("東") + 1),  # one character of three bytes
+            (accented, accented.index("🙂"), accented.index("🙂") + 1),  # four bytes
+            (accented, accented.index("é"), accented.index("é") + 1),  # the end of a word
+            (accented, accented.rindex("東"), len(accented)),  # the end of a sentence windowed at small lengths
+            (literal, 2, 2 + len(tokenizer.mask_token)),  # the literal special token
+            (literal, literal.index("Paris"), literal.index("Paris") + 5),
+            ("Paris  is nice .", 5, 6),  # whitespace: no token
+            ("Paris  is nice .", 0, 16),  # the whole sentence
+            ("Paris is nice .", 3, 3),  # empty: a bad span
+            ("Rome .", 0, 4),
+        ],
+    )
+    assert all(c["skipped_no_token"] == c["skipped_bad_span"] == c["skipped_null"] == 1 for c in counts.values())
+    assert counts[6]["windowed"] > 0 and counts[128]["windowed"] == 0  # windows of every kind, and none
+
+
+@pytest.mark.parametrize("name", MULTILINGUAL)
+def test_pools_are_masked_and_packed_as_each_sentence_alone_in_every_script(name, multilingual_model_dirs):
+    """The same on multilingual tokenizers (unigram's bare "▁" tokens, WordPiece's CJK characters,
+    right to left): each sentence's first and last character, a middle pair, and all of it."""
+    _, tokenizer = load_masked_lm(str(multilingual_model_dirs[name]))
+    mentions = [
+        span
+        for sentence in MULTILINGUAL_CORPUS
+        for span in (
+            (sentence, 0, 1),
+            (sentence, len(sentence) - 1, len(sentence)),
+            (sentence, len(sentence) // 2, len(sentence) // 2 + 2),
+            (sentence, 0, len(sentence)),
+        )
+    ]
+    counts = _pools_against_each_sentence_alone(tokenizer, mentions)
+    assert counts[6]["windowed"] > 0 and counts[6]["sentences"] > len(MULTILINGUAL_CORPUS)
 
 
 @pytest.mark.parametrize("host_workers", [0, 2])

@@ -8,6 +8,8 @@ disjoint shards merge exactly (:func:`pelt.table.merge_tables`).
 Speed: a background thread reads and tokenizes the next rows while the device runs the model; rows
 are sorted by length inside a pool of rows and packed into batches under a token budget (no fixed
 padding, so short sentences cost little); sums stay on the device in fp32 and are copied back once.
+A pool's distinct sentences are tokenized once each, and its masking, windowing and packing are
+array operations over the whole pool (:class:`pelt.encoding.host.PoolPreparer`).
 Worker processes can prepare the pools (:mod:`pelt.encoding.host`, ``host_workers``): on an H200 one
 thread of Python took longer than the device; workers took that work off the job, though not yet
 off its wall time (benchmarks/README.md, Encoding on a GPU).
