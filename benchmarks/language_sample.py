@@ -1,9 +1,17 @@
-"""Wikitext in another language made from the English dump sample: the input of the per-language
-throughput (``corpus_throughput.py --languages``).
+"""The per-language input of the throughput benchmark (``corpus_throughput.py --languages``):
+real pages of each Wikipedia where the shared data has them, else the English sample made in the
+language.
 
-No Wikipedia text of other languages may be committed or fetched for the benchmark, so each
-language's sample is the English one with its words replaced, word type by word type, and its
-markup kept:
+**Real pages** (:func:`real_pages`): the ``.wiki`` files of ``../shared/data/wikitext_pages_i18n``
+(German, French, Japanese, Chinese, Arabic, Hebrew, Urdu, Persian: real revisions, read from the
+shared data, never committed), titled by their file names. Arabic, Hebrew and Persian have one
+page each, so their text is split by a tokenizer that has seen none of their language (the
+benchmark times each half of a sample after the other half): 5 % slower than the same page in two
+halves, each after the other.
+
+**The English sample made in a language** (``<code>:generated``, :func:`translated`), for the
+languages without real pages; each language's sample is the English one with its words replaced,
+word type by word type, and its markup kept:
 
 * **Markup is kept as it is**: HTML and ``<ref>`` tags, entities, URLs, template names, parameter
   and attribute names with quoted values, namespace and interlanguage prefixes (``[[Category:``,
@@ -41,6 +49,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import cached_property
+from pathlib import Path
 
 from pelt.corpus.wikipedia.pages import DumpPage
 from pelt.linking.languages import stop_words, written_without_spaces
@@ -61,6 +70,7 @@ _PROTECTED = [
 ]
 _TOKEN = re.compile("(" + "|".join(_PROTECTED) + ")|([A-Za-z]+)")
 _CJK = "\u4e00-\u9fff"
+REAL_PAGES = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikitext_pages_i18n"
 _JOIN = "\x00"  # after a word that is joined to the next (an elided stop word)
 
 
@@ -152,9 +162,25 @@ class Translation:
 
 
 def translated(pages: list[DumpPage], language: str, counts: Counter[str]) -> list[DumpPage]:
-    """The sample's pages in ``language`` (``en``: the sample itself)."""
-    if language == "en":
-        return pages
+    """The sample's pages in ``language`` (``<code>:generated``)."""
     code = language.removesuffix(":generated")
     translation = Translation(code, counts)
     return [translation.page(page) for page in pages]
+
+
+def real_languages(folder: Path = REAL_PAGES) -> list[str]:
+    """The languages that have real pages in ``folder`` (:func:`real_pages`)."""
+    return sorted(path.name for path in folder.iterdir() if any(path.glob("*.wiki")))
+
+
+def real_pages(language: str, folder: Path = REAL_PAGES) -> list[DumpPage]:
+    """The real pages of ``language`` in ``folder`` (module docstring), as main-namespace pages
+    numbered from 1 in the order of their files' names, titled by them (a title with ``_``, ``/``
+    and ``:`` made spaces, as the files are named)."""
+    files = sorted((folder / language).glob("*.wiki"))
+    if not files:
+        raise ValueError(f"no real pages of {language!r} in {folder} (it has {', '.join(real_languages(folder))})")
+    return [
+        DumpPage(page_id=number, ns=0, title=path.stem.replace("_", " "), redirect_to=None, text=path.read_text())
+        for number, path in enumerate(files, 1)
+    ]

@@ -70,3 +70,53 @@ def test_a_language_sample_keeps_the_english_samples_markup_and_links(shared_dat
             text, translated = wikitext_to_plain(translation.text(page.text), SiteInfo.for_language(language))
             assert [a.target for a in translated] == [normalize_title(translation.text(a.target)) for a in anchors]
             assert len(re.findall(pattern, text)) > share * len(text), (language, page.title)
+
+
+def test_the_throughput_fails_naming_both_counts_when_its_reproduction_and_spark_disagree() -> None:
+    """corpus_throughput.py times a pure-Python reproduction of the linker; where its counts are not
+    Spark's, its stage figures measure other work, and the run must fail saying which counts differ."""
+    import corpus_throughput
+
+    py = {"aliases": 18_734, "name_occurrences": 24_670, "names_linked": 4_702}
+    counts = {"aliases": 18_734, "name_occurrences": 24_670, "heuristic_names_iteration_1": 4_000}
+    counts["heuristic_names_iteration_2"] = 702
+    assert corpus_throughput.disagreements(py, {"local[1]": {"link_counts": counts}}) == []
+    unpruned = {**py, "name_occurrences": 59_030, "names_linked": 6_188}
+    (failed,) = corpus_throughput.disagreements(unpruned, {"local[1]": {"link_counts": counts}})
+    assert "name occurrences 59,030 here, 24,670 in Spark" in failed
+    assert "names linked 6,188 here, 4,702 in Spark" in failed
+
+
+def test_the_real_pages_of_a_language_are_its_shared_pages_titled_by_their_files(shared_data: Path) -> None:
+    """The per-language throughput reads each language's real pages (benchmarks/language_sample.py)."""
+    import language_sample
+
+    folder = shared_data / "wikitext_pages_i18n"
+    assert {"de", "fr", "ja", "zh", "ar"} <= set(language_sample.real_languages(folder))
+    (berlin,) = language_sample.real_pages("ar", folder)
+    assert berlin.title == "برلين" and berlin.text == next((folder / "ar").glob("*.wiki")).read_text()
+    pages = language_sample.real_pages("de", folder)
+    assert {"Ang Lee", "Zwilling (Begriffsklärung)"} <= {page.title for page in pages}
+    assert sorted(page.page_id for page in pages) == list(range(1, len(pages) + 1))
+
+
+def test_english_of_a_samples_size_takes_the_closest_article_to_each_of_its_own() -> None:
+    """A language of a few pages is compared with English of its size too (its tokenizer has seen as
+    little text): for each of its articles, longest first, the English article closest in length."""
+    from dataclasses import replace
+
+    import corpus_throughput
+
+    from pelt.corpus.wikipedia.pages import DumpPage
+
+    def page(page_id: int) -> DumpPage:
+        return DumpPage(page_id=page_id, ns=0, title=str(page_id), redirect_to=None, text="")
+
+    english = corpus_throughput.Sample(
+        language="en", code="en", site=None, pages=[], articles=[page(i) for i in range(4)],
+        plain=[100, 50, 10, 400], titles={}, name_entities={}, linkable=frozenset(), bloom=None, aliases=0,
+    )  # fmt: skip
+    arabic = replace(english, language="ar", code="ar", articles=[page(7), page(8), page(9)], plain=[45, 380, 60])
+    same = corpus_throughput.english_of_its_size(english, arabic)
+    assert [p.page_id for p in same.articles] == [3, 1, 2] and same.plain == [400, 50, 10]
+    assert same.code == "en" and same.language == "en (ar's size)"
