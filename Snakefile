@@ -22,6 +22,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/merged_functions.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/linking.smk"

@@ -143,6 +143,27 @@ def corpus_language(counts_jsons: Iterable[str | os.PathLike[str]]) -> str:
     return next(iter(languages))
 
 
+def table_corpus(domain: str, kind: str | None, counts_jsons: Iterable[str | os.PathLike[str]]) -> dict[str, object]:
+    """What a domain's table records of the text it was built from (``corpus`` of
+    :func:`pelt.table.merge_tables`): its name, kind and language (its corpus jobs' counts files), or
+    for a merged domain (the counts file of its merged sample, which records its corpora's
+    ``languages``: :func:`pelt.sampling.merge.merge_samples`) ``multilingual``, each corpus's
+    language and what each gave (``coverage``: entities and sentences, and those without a QID)."""
+    paths = list(counts_jsons)
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            details = json.load(fh).get("details", {})
+        if "languages" in details:
+            return {
+                "corpus": domain,
+                "corpus_kind": kind,
+                "language": "multilingual",
+                "languages": list(dict.fromkeys(details["languages"])),
+                "coverage": details["coverage"],
+            }
+    return {"corpus": domain, "corpus_kind": kind, "language": corpus_language(paths)}
+
+
 def progress_interval() -> float:
     """Seconds between two progress lines: ``$PELT_PROGRESS_INTERVAL``, else 30.
 

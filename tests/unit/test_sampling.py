@@ -35,8 +35,8 @@ def python_sample(rows: list[tuple], seed: int, cap: int) -> set[tuple]:
         by_entity[entity].append((key, doc_id, sent_idx, start, end, sentence))
     chosen = set()
     for entity, ranked in by_entity.items():
-        for _, doc_id, _, start, end, sentence in sorted(ranked)[:cap]:
-            chosen.add((entity, sentence, start, end, doc_id))
+        for _, doc_id, sent_idx, start, end, sentence in sorted(ranked)[:cap]:
+            chosen.add((entity, sentence, start, end, doc_id, sent_idx))
     return chosen
 
 
@@ -87,7 +87,7 @@ def test_frequencies_count_all_mentions_before_sampling(spark, runs):
         ("frequency", "bigint"),
     ]
     schema = spark.read.parquet(str(tmp_path / "one-samples")).schema
-    assert [f.name for f in schema.fields] == ["entity_id", "sentence", "start", "end", "doc_id"]
+    assert [f.name for f in schema.fields] == ["entity_id", "sentence", "start", "end", "doc_id", "sent_idx"]
 
 
 def test_wanted_entities_another_seed_and_a_min_frequency(spark, runs):

@@ -41,6 +41,9 @@ ELSEWHERE = {
     ("docs/languages.md", "--configfile config/mlama.yaml"): (
         "test_workflow.py::test_mlama_config_plans_one_model_over_each_languages_table (planned: the Hub's mBERT)"
     ),
+    ("docs/languages.md", "merged:"): (
+        "test_languages.py: planned, and run on two wikis written for it (a slow test), as the page shows it"
+    ),
     ("docs/layout.md", "Snakefile"): "a listing of the repository, not a command",
     ("docs/layout.md", "corpus/"): "a listing of the library's packages, not a command",
     ("docs/layout.md", "registry.py"): "a listing of the library's cross-cutting modules, not a command",

@@ -72,7 +72,28 @@ def logs(path):
 
 
 CORPORA = config["corpora"]
+# Merged domains (config `merged`): one table per QID over several corpora (pelt.sampling.merge).
+MERGED = config["merged"]
 NEVER = "(?!x)x"  # a wildcard constraint that matches nothing
+
+
+def domains_merged(merged):
+    """Wildcard constraint: the merged domains, or the corpora (whose own stages make their samples)."""
+    return "|".join(map(re.escape, MERGED if merged else CORPORA)) or NEVER
+
+
+def check_merged():
+    """A merged domain is named apart from the corpora and merges corpora, or the plan stops in a line."""
+    for name, entry in MERGED.items():
+        if name in CORPORA:
+            raise WorkflowError(
+                f"merged.{name}: a corpus has that name; name the merged domain apart"
+            )
+        unknown = [c for c in entry["of"] if c not in CORPORA]
+        if unknown:
+            raise WorkflowError(
+                f"merged.{name}.of: {unknown} not among corpora: {sorted(CORPORA)}"
+            )
 
 
 def domains_of_kind(kind):
@@ -218,7 +239,7 @@ def task_variants(name):
         return []
     task = config["tasks"][name]
     domains = {task["domain"], task.get("train_domain", task["domain"])}
-    kinds = all(CORPORA[d].get("kinds") for d in domains if d in CORPORA)
+    kinds = all(CORPORA.get(d, {}).get("kinds") for d in domains)  # merged: none
     return VARIANTS + [c for c in CONTROLS if c != "swapped" or kinds]
 
 
@@ -280,8 +301,14 @@ def table_domains():
     """The domains that get tables: those some task uses, or with `sampling.entities: all`
     every corpus (a table of everything linked, wanted by no task)."""
     if lookup(dpath="sampling/entities", within=config) == "all":
-        return sorted(CORPORA)
+        return sorted(CORPORA) + sorted(MERGED)
     return task_domains()
+
+
+def stage_domains():
+    """The domains whose stages a run runs: the table domains, each merged one after its corpora."""
+    domains = [[*MERGED.get(d, {}).get("of", []), d] for d in table_domains()]
+    return list(dict.fromkeys(d for group in domains for d in group))
 
 
 def finetuning_results(names):
@@ -315,9 +342,10 @@ def result_outputs():
     """Every output of a run but the stage-times figure, which reads the logs of their jobs."""
     outputs = []
     for domain in table_domains():
-        if domain not in CORPORA:
+        if domain not in CORPORA and domain not in MERGED:
             raise WorkflowError(
                 f"tasks: domain {domain!r} is not one of corpora: {sorted(CORPORA)}"
+                + (f" nor merged: {sorted(MERGED)}" if MERGED else "")
             )
     outputs += run_tables()
     kinds = [registry.kind_of(name, task) for name, task in config["tasks"].items()]
@@ -397,13 +425,19 @@ def task_run_files(name, setting=None):
 
 def tasks_of_domain(domain):
     """The `tasks:` entries that use this domain's table (to test, or to train: a FewRel task's
-    `train_domain`), with the kind pelt.tasks reads them as where their key does not say it.
+    `train_domain`), with the kind pelt.tasks reads them as where their key does not say it. A
+    merged domain's tasks are also its corpora's, as if naming each: every corpus resolves and
+    samples their entities, of which the merged sample is drawn (pelt.sampling.merge).
     """
-    return {
-        name: task if task_kind(name) == name else dict(task, kind=task_kind(name))
-        for name, task in config["tasks"].items()
-        if domain in (task["domain"], task.get("train_domain"))
-    }
+    tasks = {}
+    for name, task in config["tasks"].items():
+        task = task if task_kind(name) == name else dict(task, kind=task_kind(name))
+        for key in ("domain", "train_domain"):
+            if domain in MERGED.get(task.get(key), {}).get("of", []):
+                task = dict(task, **{key: domain})
+        if domain in (task["domain"], task.get("train_domain")):
+            tasks[name] = task
+    return tasks
 
 
 def task_entity_params(wildcards):
@@ -474,18 +508,41 @@ def coverage_inputs(wildcards):
 
 
 def input_quality_inputs(wildcards):
-    """Input function: the counts files of every stage of each task domain, in pipeline order:
-    the corpus (one per file), linking, task entities, sampling."""
-    return [
-        path
-        for domain in table_domains()
-        for path in [
-            *corpus_outputs(domain, "counts.json"),
-            results(f"linking/{domain}/counts.json"),
-            results(f"task_entities/{domain}/counts.json"),
-            results(f"samples/{domain}/counts.json"),
-        ]
-    ]
+    """Input function: the counts files of every stage of each domain a run samples, in pipeline
+    order: the corpus (one per file), linking, task entities, sampling; a merged domain has the
+    last two only (it has no text of its own)."""
+    paths = []
+    for domain in stage_domains():
+        if domain not in MERGED:
+            paths += corpus_outputs(domain, "counts.json")
+            paths.append(results(f"linking/{domain}/counts.json"))
+        paths.append(results(f"task_entities/{domain}/counts.json"))
+        paths.append(results(f"samples/{domain}/counts.json"))
+    return paths
+
+
+def table_inputs(wildcards):
+    """The entity_table job's ids (QID, aliases) and the counts files that say what its text was
+    (pelt.logs.table_corpus): a corpus's linked ids and its corpus jobs' counts (its
+    language); a merged domain's ids and sample counts (its corpora's languages and coverage).
+    """
+    domain = wildcards.domain
+    if domain in MERGED:
+        return {
+            "ids": results(f"samples/{domain}/ids"),
+            "corpus_counts": [results(f"samples/{domain}/counts.json")],
+        }
+    return {
+        "ids": results(f"linking/{domain}/ids"),
+        "corpus_counts": corpus_outputs(domain, "counts.json"),
+    }
+
+
+def domain_kind(wildcards):
+    """A domain's corpus kind; a merged domain's, where its corpora share one (else None)."""
+    of = MERGED.get(wildcards.domain, {}).get("of", [wildcards.domain])
+    kinds = {CORPORA[name]["kind"] for name in of}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def variant_table(inputs, variant):
@@ -548,7 +605,8 @@ def check_machine():
     from pelt.info import corpus_languages, preflight
 
     spark = any(
-        not os.path.exists(results(f"samples/{d}/counts.json")) for d in CORPORA
+        not os.path.exists(results(f"samples/{d}/counts.json"))
+        for d in [*CORPORA, *MERGED]
     )
     problems = preflight(
         spark=spark,
@@ -623,6 +681,7 @@ def check_corpora():
             corpus_file_ids(domain)
 
 
+check_merged()
 check_entities_are_named()
 check_tasks()
 check_corpora()

@@ -45,13 +45,12 @@ rule encode_shard:
 
 rule entity_table:
     input:
+        unpack(table_inputs),
         shards=expand(
             results("tables/{{domain}}/{{model}}/shards/{shard}-of-{n}.parquet"),
             shard=range(config["encoding"]["shards"]),
             n=config["encoding"]["shards"],
         ),
-        ids=results("linking/{domain}/ids"),
-        corpus_counts=domain_corpus("counts.json"),
     output:
         results("tables/{domain}/{model}/table.parquet"),
     log:
@@ -60,6 +59,6 @@ rule entity_table:
     conda:
         "../../envs/torch.yaml"
     params:
-        corpus_kind=lookup(dpath="corpora/{domain}/kind", within=config),
+        corpus_kind=domain_kind,
     script:
         "../scripts/merge_tables.py"

@@ -1,6 +1,7 @@
 # Task entities: the entities the configured tasks name, resolved to the corpus's ids, by whether
 # its kind has pages (pelt.registry.CorpusKind): through its pages and linked aliases, or each name
-# its own id, for string linking. Sampling keeps these entities' mentions.
+# its own id, for string linking; a merged domain's, to the QIDs of its corpora's resolutions.
+# Sampling keeps these entities' mentions.
 
 
 rule task_entities:
@@ -61,3 +62,25 @@ rule entity_ids_by_name:
         "../../envs/spark.yaml"
     script:
         "../scripts/entity_ids_by_name.py"
+
+
+rule merged_task_entities:
+    input:
+        unpack(merged_task_entities_inputs),
+        tasks=task_files,
+    output:
+        entities=results("task_entities/{domain}/task_entities.parquet"),
+        counts=results("task_entities/{domain}/counts.json"),
+    log:
+        logs("task_entities/{domain}.log"),
+    wildcard_constraints:
+        domain=domains_merged(True),
+    priority: TABLE_PRIORITY
+    localrule: True
+    conda:
+        "../../envs/spark.yaml"
+    params:
+        of=lambda wildcards: MERGED[wildcards.domain]["of"],
+        tasks=task_entity_params,
+    script:
+        "../scripts/merged_task_entities.py"

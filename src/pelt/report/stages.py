@@ -101,13 +101,13 @@ def _not_found_lines(task_entities: Mapping[str, str | os.PathLike[str]]) -> lis
 
 # Counts of input that a stage dropped (or, for bytes that are not UTF-8, repaired and kept), as the
 # stages name them (pelt.corpus, pelt.corpus.s2orc, pelt.linking, pelt.linking.entities,
-# pelt.sampling.sample): flagged in the input-quality table. Pages outside the article namespace
-# are skipped by design, not for being bad, and are not flagged (the corpus log keeps them quiet
-# for the same reason).
+# pelt.sampling.sample, pelt.sampling.merge): flagged in the input-quality table. Pages outside the
+# article namespace are skipped by design, not for being bad, and are not flagged (the corpus log
+# keeps them quiet for the same reason).
 SKIP_COUNTS = re.compile(
     r"skipped_(?!other_namespace$).+|files_without_documents|files_with_bad_utf8|files_with_bad_xml_chars|bad_utf8"
     r"|anchors_(?:invalid|blank|crossing_sentence|disambiguation|broken_redirect)|documents_without_id"
-    r"|pages_without_title|pages_duplicate_title_across_files|names_(?:blank|ambiguous)|how_missing"
+    r"|pages_without_title|pages_duplicate_title_across_files|names_(?:blank|ambiguous)|how_missing|how_no_qid"
     r"|wanted_without_mentions"
     r"|files_multistream_without_index"
 )

@@ -14,8 +14,12 @@ import pyarrow.dataset as ds
 
 logger = logging.getLogger(__name__)
 
-# Column -> Spark SQL type, in file order.
+# Column -> Spark SQL type, in file order: what encoding reads of a sample.
 SAMPLE_TYPES = {"entity_id": "string", "sentence": "string", "start": "int", "end": "int", "doc_id": "string"}
+# Written after them: the mention's sentence in its document, so that a row names its mention whole
+# (doc_id, sent_idx, start, end) and its rank key can be computed again (a merged domain's sample,
+# pelt.sampling.merge, ranks its corpora's rows by the keys their sampling gave them).
+MENTION_TYPES = {"sent_idx": "int"}
 FREQUENCY_TYPES = {"entity_id": "string", "frequency": "long"}
 SAMPLE_COLUMNS = tuple(SAMPLE_TYPES)
 FREQUENCY_COLUMNS = tuple(FREQUENCY_TYPES)

@@ -33,13 +33,14 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pelt.sampling.format import FREQUENCY_TYPES, SAMPLE_TYPES
+from pelt.sampling.format import FREQUENCY_TYPES, MENTION_TYPES, SAMPLE_TYPES
 
 log = logging.getLogger(__name__)
 
 SALT_BUCKETS = 64
 KEY_SEPARATOR = "\x1f"
 _TIE_BREAK = ("doc_id", "sent_idx", "start", "end")
+RANK_ORDER = ("rank", *_TIE_BREAK)  # the order in which an entity's mentions are kept
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,9 @@ def rank_key(seed: int) -> Column:
     return F.sha2(F.concat_ws(KEY_SEPARATOR, *parts), 256)
 
 
-def _top(df: DataFrame, partition: list[str], n: int) -> DataFrame:
-    order = Window.partitionBy(*partition).orderBy("rank", *_TIE_BREAK)
+def top_ranked(df: DataFrame, partition: list[str], n: int, order: tuple[str, ...] = RANK_ORDER) -> DataFrame:
+    """The first ``n`` rows of each ``partition`` group in ``order`` (the rank key, then the tie-break)."""
+    order = Window.partitionBy(*partition).orderBy(*order)
     return df.withColumn("pos", F.row_number().over(order)).filter(F.col("pos") <= n).drop("pos")
 
 
@@ -196,29 +198,31 @@ def _write_sample(mentions: DataFrame, settings: SamplingSettings, out: str) -> 
     n = settings.max_per_entity
     ranked = mentions.withColumn("rank", rank_key(settings.seed))
     salted = ranked.withColumn("bucket", F.pmod(F.xxhash64("rank"), F.lit(SALT_BUCKETS)))
-    chosen = _top(_top(salted, ["entity_id", "bucket"], n), ["entity_id"], n)
-    chosen.orderBy("entity_id", "rank").select(*(F.col(c).cast(t) for c, t in SAMPLE_TYPES.items())).write.mode(
+    chosen = top_ranked(top_ranked(salted, ["entity_id", "bucket"], n), ["entity_id"], n)
+    columns = {**SAMPLE_TYPES, **MENTION_TYPES}
+    chosen.orderBy("entity_id", "rank").select(*(F.col(c).cast(t) for c, t in columns.items())).write.mode(
         "overwrite"
     ).parquet(out)
 
 
+def frequency_counts(frequencies: DataFrame, settings: SamplingSettings) -> dict[str, int]:
+    """What a written frequencies table says: mentions and entities, and what the cap and the
+    minimum frequency did to them (a corpus's sample and a merged one count alike)."""
+    written = frequencies.agg(
+        F.sum("frequency").alias("mentions_wanted"),
+        F.sum((F.col("frequency") > 0).cast("long")).alias("entities"),
+        F.sum((F.col("frequency") > settings.max_per_entity).cast("long")).alias("entities_capped"),
+        F.sum((F.col("frequency") == 0).cast("long")).alias("wanted_without_mentions"),
+        F.sum(F.col("frequency").between(1, settings.min_frequency - 1).cast("long")).alias(
+            "entities_below_min_frequency"
+        ),
+    ).first()
+    return {key: int(value or 0) for key, value in written.asDict().items()}
+
+
 def _written_counts(spark: SparkSession, frequencies: str, samples: str, settings: SamplingSettings) -> dict[str, int]:
-    """The counts read back from what was written: mentions and entities, and what the cap and the
-    minimum frequency did to them."""
-    written = (
-        spark.read.parquet(frequencies)
-        .agg(
-            F.sum("frequency").alias("mentions_wanted"),
-            F.sum((F.col("frequency") > 0).cast("long")).alias("entities"),
-            F.sum((F.col("frequency") > settings.max_per_entity).cast("long")).alias("entities_capped"),
-            F.sum((F.col("frequency") == 0).cast("long")).alias("wanted_without_mentions"),
-            F.sum(F.col("frequency").between(1, settings.min_frequency - 1).cast("long")).alias(
-                "entities_below_min_frequency"
-            ),
-        )
-        .first()
-    )
+    """The counts read back from what was written, and the sentences sampled."""
     return {
-        **{key: int(value or 0) for key, value in written.asDict().items()},
+        **frequency_counts(spark.read.parquet(frequencies), settings),
         "samples": spark.read.parquet(samples).count(),
     }

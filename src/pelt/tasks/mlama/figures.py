@@ -22,28 +22,29 @@ from pelt.report.figures import (
 
 
 def plot_mlama(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[str]) -> None:
-    """mLAMA macro P@1 (%) per language, one bar per model and variant (baseline, pelt, controls),
-    each language's number of facts under its name. Reads the summary CSV
-    (:func:`pelt.tasks.mlama.summary.write_mlama_summary`)."""
+    """mLAMA macro P@1 (%) per language and table, one bar per model and variant (baseline, pelt,
+    controls), under each the language, the table's domain and languages, and the number of facts.
+    Reads the summary CSV (:func:`pelt.tasks.mlama.summary.write_mlama_summary`)."""
     with open(summary_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ValueError(f"{summary_csv}: no results")
-    languages = list(dict.fromkeys(r["language"] for r in rows))
+    probes = list(dict.fromkeys((r["language"], r["table"]) for r in rows))  # a language with each of its tables
     series = list(dict.fromkeys((r["model"], r["variant"]) for r in rows))
-    cells = {(r["language"], r["model"], r["variant"]): r for r in rows}
-    facts = {r["language"]: r["facts"] for r in rows}
+    cells = {(r["language"], r["table"], r["model"], r["variant"]): r for r in rows}
+    facts = {(r["language"], r["table"]): r["facts"] for r in rows}
+    tables = {(r["language"], r["table"]): r["table_languages"] for r in rows}
     fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
-    x = np.arange(len(languages))
+    x = np.arange(len(probes))
     width = 0.8 / len(series)
-    narrow = len(languages) * len(series) > 16  # a value across a bar would cover the next: upright
+    narrow = len(probes) * len(series) > 16  # a value across a bar would cover the next: upright
     tops = []
     for i, (model, variant) in enumerate(series):
         values = [
             as_percent(float(cell["macro_p_at_1"]))
-            if (cell := cells.get((lang, model, variant))) and cell["macro_p_at_1"]
+            if (cell := cells.get((*probe, model, variant))) and cell["macro_p_at_1"]
             else None
-            for lang in languages
+            for probe in probes
         ]
         tops += [v for v in values if v is not None]
         colour = (
@@ -59,7 +60,7 @@ def plot_mlama(summary_csv: str | os.PathLike[str], out_svg: str | os.PathLike[s
             color=colour,
         )
         bar_labels(ax, bars, values, rotation=90 if narrow else 0)
-    ax.set_xticks(x, [f"{lang}\nn={facts[lang]}" for lang in languages])
+    ax.set_xticks(x, [f"{lang}\n{table} ({tables[lang, table]})\nn={facts[lang, table]}" for lang, table in probes])
     ax.set_ylabel("P@1 macro over relations (%)")
     ax.set_ylim(0, y_top(tops))
     ax.set_title("mLAMA: P@1 per language, without and with the table")

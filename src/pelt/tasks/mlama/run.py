@@ -203,6 +203,7 @@ def run_mlama(
         fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
     without_template = Counter(f.relation for f in read if f.relation not in templates)
     result = _result(files.language, model_name_or_path, variant, norm, tables.table, settings, records)
+    result.update(table_text(table))
     result["counts"] = _counts(read_counts, read, probe, records, without_template, table)
     result["relations_without_template"] = {r: invalid.get(r, "no template") for r in sorted(without_template)}
     with open(out_json, "w", encoding="utf-8") as fh:
@@ -238,6 +239,17 @@ def _records(probe: _Probe, predicted: Sequence[str | None], table: EntityTable 
             }
         )
     return records
+
+
+def table_text(table: EntityTable | None) -> dict:
+    """The corpus the table was built from and its languages (its metadata's ``languages`` for a merged
+    domain's, else its ``language``), so that the summary shows them beside the task's language: a
+    language may be probed with another language's table, or with one of several languages'."""
+    if table is None:
+        return {"table_corpus": None, "table_languages": []}
+    meta = table.metadata
+    languages = meta.get("languages") or ([meta["language"]] if meta.get("language") else [])
+    return {"table_corpus": meta.get("corpus"), "table_languages": list(languages)}
 
 
 def _result(language, model, variant, norm, table_path, settings, records) -> dict:

@@ -258,11 +258,22 @@ def test_pelt_injects_the_languages_table_and_buckets(release, multilingual_mode
 
 
 def test_the_summary_sets_the_languages_side_by_side(tmp_path):
+    """One row per language, table and model: German probed with the German table and with one
+    merged over German and French (issue 54), each table's languages beside the task's."""
     paths = []
-    for language, variant, p in [("de", "baseline", 0.25), ("de", "pelt", 0.5), ("fr", "baseline", 0.1)]:
+    runs = [
+        ("de", "wiki_de", ["de"], "baseline", 0.25),
+        ("de", "wiki_de", ["de"], "pelt", 0.5),
+        ("fr", "wiki_fr", ["fr"], "baseline", 0.1),
+        ("de", "wiki_all", ["de", "fr"], "baseline", 0.25),
+        ("de", "wiki_all", ["de", "fr"], "pelt", 0.75),
+    ]
+    for language, table, table_languages, variant, p in runs:
         result = {
             "task": "mlama",
             "language": language,
+            "table_corpus": table,
+            "table_languages": table_languages,
             "model": "bert-base-multilingual-cased",
             "variant": variant,
             "norm": None if variant == "baseline" else 10.0,
@@ -271,23 +282,42 @@ def test_the_summary_sets_the_languages_side_by_side(tmp_path):
             "micro_p_at_1": p,
             "counts": {"facts_evaluated": 8, "injected": 3 if variant == "pelt" else 0},
         }
-        paths.append(tmp_path / f"{language}-{variant}.json")
+        paths.append(tmp_path / f"{language}-{table}-{variant}.json")
         paths[-1].write_text(json.dumps(result))
     csv_path, md, html = tmp_path / "s.csv", tmp_path / "s.md", tmp_path / "s.html"
     write_mlama_summary(paths[::-1], csv_path, md, html)
     rows = list(csv.DictReader(csv_path.open()))
-    assert [(r["language"], r["variant"], r["macro_p_at_1"]) for r in rows] == [
-        ("de", "baseline", "0.25"),
-        ("de", "pelt", "0.5"),
-        ("fr", "baseline", "0.1"),
+    assert [(r["language"], r["table"], r["table_languages"], r["variant"], r["macro_p_at_1"]) for r in rows] == [
+        ("de", "wiki_all", "de,fr", "baseline", "0.25"),
+        ("de", "wiki_all", "de,fr", "pelt", "0.75"),
+        ("de", "wiki_de", "de", "baseline", "0.25"),
+        ("de", "wiki_de", "de", "pelt", "0.5"),
+        ("fr", "wiki_fr", "fr", "baseline", "0.1"),
     ]
     lines = md.read_text().splitlines()
-    assert "| de | `bert-base-multilingual-cased` | 8 | 25.0 | 50.0 | 25.0 |" in lines  # gain 50.0 - 25.0
-    assert "| fr | `bert-base-multilingual-cased` | 8 | 10.0 | – | – |" in lines
+    assert "| Language | Table | Table languages | Model | Facts | baseline | pelt | pelt - baseline |" in lines
+    model = "`bert-base-multilingual-cased`"
+    assert f"| de | `wiki_de` | de | {model} | 8 | 25.0 | 50.0 | 25.0 |" in lines  # gain 50.0 - 25.0
+    assert f"| de | `wiki_all` | de,fr | {model} | 8 | 25.0 | 75.0 | 50.0 |" in lines
+    assert f"| fr | `wiki_fr` | fr | {model} | 8 | 10.0 | – | – |" in lines
     assert "mLAMA" in html.read_text()
     plot_mlama(csv_path, tmp_path / "mlama.svg")  # the report's figure, from the summary
     svg = (tmp_path / "mlama.svg").read_text()
-    assert all(label in svg for label in ("25.0", "50.0", "10.0", "n=8", "mLAMA: P@1 per language"))
+    assert all(label in svg for label in ("25.0", "50.0", "75.0", "10.0", "n=8", "mLAMA: P@1 per language"))
+    assert all(label in svg for label in ("wiki_all (de,fr)", "wiki_de (de)", "wiki_fr (fr)"))
+
+
+def test_a_result_names_its_tables_corpus_and_languages():
+    """What the summary shows beside the task's language: a corpus's table's language, a merged one's."""
+    from types import SimpleNamespace
+
+    from pelt.tasks.mlama.run import table_text
+
+    merged = SimpleNamespace(metadata={"corpus": "wiki_all", "language": "multilingual", "languages": ["de", "fr"]})
+    assert table_text(merged) == {"table_corpus": "wiki_all", "table_languages": ["de", "fr"]}
+    german = SimpleNamespace(metadata={"corpus": "wiki_de", "language": "de"})
+    assert table_text(german) == {"table_corpus": "wiki_de", "table_languages": ["de"]}
+    assert table_text(None) == {"table_corpus": None, "table_languages": []}
 
 
 def test_a_jobs_table_inputs_are_read_from_its_inputs_and_params():
