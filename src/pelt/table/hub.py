@@ -93,12 +93,13 @@ def _card_fields(
     """Front matter: the hub's own keys (licence, language, tags, the Parquet file as the dataset) and pelt's."""
     meta = table.metadata
     corpus = corpus or meta.get("corpus")
-    language = language or meta.get("language")
+    # A merged table's metadata says "multilingual" and lists its corpora's languages: the Hub wants those.
+    languages = [language] if language else meta.get("languages") or [meta.get("language")]
     model = meta.get("hub_name") or meta["model"]
     fields: dict[str, object] = {"pretty_name": f"PELT entity table for {model}"}
     fields["license"] = license or corpus_license(meta)
-    if language:
-        fields["language"] = [language]
+    if any(languages):
+        fields["language"] = [str(lang) for lang in languages if lang]
     fields["tags"] = ["pelt", "entity-embeddings"]
     fields["configs"] = [{"config_name": "default", "data_files": TABLE_FILE}]
     fields["model"] = model

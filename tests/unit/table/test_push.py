@@ -100,6 +100,17 @@ def test_the_card_licenses_cites_and_loads_from_the_repository(tmp_path):
     assert _front_matter(dataset_card(recorded, "x"))["license"] == "cc-by-sa-3.0"  # the table's record first
     unknown = dataset_card(_table(tmp_path / "u.parquet", corpus="biomed"), "x")
     assert _front_matter(unknown)["license"] == "unknown" and "| licence | not recorded by the table" in unknown
+    # a merged table (pelt.sampling.merge) names its corpora's languages, not "multilingual"
+    merged = _table(
+        tmp_path / "m.parquet",
+        corpus="wiki_all",
+        corpus_kind="wikipedia",
+        language="multilingual",
+        languages=["de", "fr"],
+    )
+    fields = _front_matter(dataset_card(merged, "x"))
+    assert fields["language"] == ["de", "fr"] and fields["license"] == "cc-by-sa-4.0"
+    assert _front_matter(dataset_card(_table(tmp_path / "e.parquet", language="en"), "x"))["language"] == ["en"]
 
 
 def test_a_local_model_is_said_to_be_a_local_folder_not_loaded_from_its_path(tmp_path):
