@@ -349,9 +349,13 @@ def test_mlama_config_plans_one_model_over_each_languages_table(tmp_path):
         folder.mkdir(parents=True)
         (folder / "templates.jsonl").write_text('{"relation": "P19", "template": "[X] [Y]"}\n')
         (folder / "P19.jsonl").write_text('{"sub_label": "A", "sub_uri": "Q1", "obj_label": "B"}\n')
-        dump = tmp_path / config["corpora"][domain]["path"].replace("*", "")  # each * matching nothing
-        dump.parent.mkdir(parents=True, exist_ok=True)
-        dump.touch()
+        for key in ("path", "page_props"):  # the dump and its QIDs, each * matching nothing
+            stand_in = tmp_path / config["corpora"][domain][key].replace("*", "")
+            stand_in.parent.mkdir(parents=True, exist_ok=True)
+            stand_in.touch()
+        assert f"{domain.replace('wiki_', '')}wiki/" in config["corpora"][domain]["page_props"]
+        props = config["corpora"][domain]["page_props"].split("/", 1)[1].replace("*", "20261101")
+        assert config["download"]["files"][props]["url"].endswith(props.split("/")[1])  # fetched by the download rules
     run = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "mlama.yaml"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     jobs = planned_jobs(run.stdout)
