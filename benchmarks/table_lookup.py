@@ -13,19 +13,25 @@ RssAnon, memory the process owns, and RssFile, pages of mapped files, i.e. the p
 sidecar that lookups touched, which the kernel can drop at any time) before opening, after opening
 and after the lookups of each batch size, against the size of the files on disk.  Opening maps the
 sidecar and reads its footer only, so VmRSS must grow by megabytes, not by the table's size; lookups
-then map the pages they touch (the kernel maps up to 64 KiB around each page fault), so RssFile
+then map the pages they touch (the kernel maps 64 KiB around a page fault, 2 MiB where the page cache
+holds the file in 2 MiB folios), so RssFile
 grows with the rows read, up to the sidecar's size, while RssAnon stays flat.  ``--parquet-read`` also
 times reading the Parquet file whole (what a plain ``pyarrow.parquet.read_table`` user would do) and
 the memory that takes. ``--similar N`` times :meth:`EntityTable.most_similar` (k=10) for N random
 entities, the first call apart (it maps the sidecar's pages; later calls find them in the page cache).
+Before any timing, the sidecar and the .npy are put in the page cache alike (:func:`page_in`). The sums
+are generated into the .npy chunk by chunk, and the ids in the table's order, so that 5M x H (whose
+sums may not fit in memory) is written as 1M is: ``--entities 5000000 --hidden 256``.
 
-    python benchmarks/table_lookup.py --repeats 50 --batches 1 1024 --similar 5 --out results/benchmarks/table.json
+    nice -n 10 python benchmarks/table_lookup.py --repeats 200 --batches 1 1024 --similar 9 --out table.json
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import platform
 import tempfile
 import time
@@ -75,29 +81,61 @@ WORDS = ("List", "History", "Battle", "John", "Saint", "University", "National",
 
 def realistic_ids(n: int, rng: np.random.Generator) -> tuple[list[str], list[str], list[list[str]]]:
     """Titles shaped like Wikipedia's (most share their first 8 bytes with another: ``List of ...``,
-    ``John ...``), distinct random QIDs up to Q130000000, and one alias each (the title lower-cased)."""
+    ``John ...``), distinct random QIDs up to Q130000000, and one alias each (the title lower-cased);
+    in the table's order (by title), so that writing reads the sums in order."""
     heads = rng.integers(0, len(WORDS), n)
     numbers = rng.permutation(n)
-    titles = [f"{WORDS[h]} of Place {i} (disambiguation {i % 97})" for h, i in zip(heads, numbers)]
+    titles = sorted(f"{WORDS[h]} of Place {i} (disambiguation {i % 97})" for h, i in zip(heads, numbers))
     qids = [f"Q{q}" for q in rng.choice(130_000_000, n, replace=False)]
     return titles, qids, [[t.lower()] for t in titles]
 
 
-def open_floor_ms(path: Path, sums: np.ndarray) -> float:
-    """p50 ms of ``np.load(mmap_mode="r")`` of the same sums saved as .npy: the floor of opening."""
-    np.save(path.with_suffix(".npy"), sums)
-    opens = []
-    for _ in range(20):
-        began = time.perf_counter()
-        np.load(path.with_suffix(".npy"), mmap_mode="r")
-        opens.append(1000 * (time.perf_counter() - began))
-    return float(np.median(opens))
+def page_in(*paths: Path) -> None:
+    """Each file into the page cache the same way: flushed, dropped, then read in order. How a file came
+    into the cache decides how much of it a page fault maps (ext4 and xfs cache large folios, mapped
+    2 MiB at a fault where they are that large): the .npy, written in one call, took a sixth of the
+    sidecar's faults a row (37 against 218 for 1,024 rows), the sidecar having been written batch by
+    batch while other processes took memory; the gathers then compared the two page caches."""
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            while os.read(fd, 1 << 23):
+                pass
+        finally:
+            os.close(fd)
+
+
+def synthetic_sums(path: Path, rows: int, hidden: int, rng: np.random.Generator) -> np.ndarray:
+    """Random float32 sums [rows, hidden] written chunk by chunk into the .npy ``path`` (the floors'
+    array) and returned memory-mapped: 5M x 768 is 15 GB, more than this machine's memory."""
+    sums = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, hidden))
+    for lo in range(0, rows, 1 << 16):
+        sums[lo : lo + (1 << 16)] = rng.standard_normal((min(1 << 16, rows - lo), hidden), dtype=np.float32)
+    sums.flush()
+    return sums
+
+
+def open_ms(path: Path, repeats: int = 50) -> tuple[float, float]:
+    """p50 ms of :meth:`EntityTable.open` and of its floor, ``np.load(mmap_mode="r")`` of the same sums as
+    .npy, taken in turn."""
+    ours: list[float] = []
+    floor: list[float] = []
+    for _ in range(repeats):
+        for times, call in ((ours, EntityTable.open), (floor, lambda p: np.load(p.with_suffix(".npy"), mmap_mode="r"))):
+            began = time.perf_counter()
+            call(path)
+            times.append(1000 * (time.perf_counter() - began))
+    return float(np.median(ours)), float(np.median(floor))
 
 
 def similar_floor_ms(path: Path, table: EntityTable, ids: list[str], n: int, rng: np.random.Generator) -> dict:
     """p50 ms of ``most_similar`` (k=10) and of its floor, side by side on the same random entities: BLAS
     over the memory-mapped .npy (one matrix-vector product, the row lengths precomputed as the table's
-    are), then the same top-k. Both first warmed by one query."""
+    are), then the same top-k. Both first warmed by one query; each call after 0.5 s at rest, taking
+    turns at going first: OpenBLAS's threads spin for about 0.1 s after a product before they sleep, and
+    ``most_similar`` right after one ran in 2.2x its time (117 ms against 54 ms rested)."""
     mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
     lengths = np.concatenate([np.linalg.norm(mm[lo : lo + 65536], axis=1) for lo in range(0, len(mm), 65536)])
     rows = table.rows(ids)
@@ -107,9 +145,12 @@ def similar_floor_ms(path: Path, table: EntityTable, ids: list[str], n: int, rng
         scores[row] = -np.inf
         np.argpartition(-scores, 10)[:10]
 
-    ours, theirs = [], []
-    for i in rng.integers(0, len(ids), n + 1):
-        for times, call in ((ours, lambda: table.most_similar(ids[i], k=10)), (theirs, lambda: floor(rows[i]))):
+    ours: list[float] = []
+    theirs: list[float] = []
+    for turn, i in enumerate(rng.integers(0, len(ids), n + 1)):
+        calls = [(ours, lambda: table.most_similar(ids[i], k=10)), (theirs, lambda: floor(rows[i]))]
+        for times, call in calls[turn % 2 :] + calls[: turn % 2]:
+            time.sleep(0.5)
             began = time.perf_counter()
             call()
             times.append(1000 * (time.perf_counter() - began))
@@ -122,9 +163,12 @@ def by_kind_ms(
     """p50 ms of ``batch`` random entities named by id, QID or alias, side by side with the floor in one
     loop: a dict (key -> row, built beforehand) and one fancy index of the memory-mapped .npy. Ours as
     users call it: ``vector_sums`` (the floor's work: rows, unnormalised) and ``lookup`` (normalised),
-    by id, or of ``find(names, by=[kind])``. Each kind's index is built by a first call, timed apart
-    with the peak of numpy's memory during it (``tracemalloc``, which numpy reports its arrays to: an
-    N x H gather would show as gigabytes; Arrow's own pool is not counted)."""
+    by id, or of ``find(names, by=[kind])``. Wall time, and process CPU time (``_cpu``), which a loaded
+    machine inflates less (at nice 10 under a load of 10, a call of 2 ms CPU took 6 ms); the three take
+    turns at going first, after ``repeats // 5`` untimed rounds (the first faults of both maps). Each
+    kind's index is built by a first call, timed apart with the peak of numpy's memory during it
+    (``tracemalloc``, which numpy reports its arrays to: an N x H gather would show as gigabytes;
+    Arrow's own pool is not counted)."""
     mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
     result = {}
     for kind, names in keys.items():
@@ -140,17 +184,20 @@ def by_kind_ms(
             ids = query if kind == "id" else table.find(query, by=[kind])
             table.lookup(ids) if normalise else table.vector_sums(ids)
 
-        times: dict[str, list[float]] = {"floor": [], "vector_sums": [], "lookup": []}
-        for _ in range(repeats):
+        calls = {
+            "floor": lambda query: mm[np.array([index[q] for q in query])],
+            "vector_sums": lambda query: ours(query, False),
+            "lookup": lambda query: ours(query, True),
+        }
+        times: dict[str, list[float]] = {f"{name}{cpu}": [] for name in calls for cpu in ("", "_cpu")}
+        for turn in range(-(repeats // 5), repeats):
             query = [names[i] for i in rng.integers(0, len(names), batch)]
-            for name, call in (
-                ("floor", lambda: mm[np.array([index[q] for q in query])]),
-                ("vector_sums", lambda: ours(query, False)),
-                ("lookup", lambda: ours(query, True)),
-            ):
-                began = time.perf_counter()
-                call()
-                times[name].append(1000 * (time.perf_counter() - began))
+            for name in [*calls][turn % 3 :] + [*calls][: turn % 3]:
+                began, began_cpu = time.perf_counter(), time.process_time()
+                calls[name](query)
+                if turn >= 0:
+                    times[name].append(1000 * (time.perf_counter() - began))
+                    times[f"{name}_cpu"].append(1000 * (time.process_time() - began_cpu))
         result[kind] = {
             **{k: float(np.median(v)) for k, v in times.items()},
             "first_call": first,
@@ -219,35 +266,32 @@ def main() -> None:
     ids, qids, aliases = realistic_ids(args.entities, rng)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "table.parquet"
-        sums = rng.standard_normal((len(ids), args.hidden), dtype=np.float32)
+        sums = synthetic_sums(path.with_suffix(".npy"), len(ids), args.hidden, rng)
         write_seconds = write_synthetic(path, ids, qids, aliases, sums)
-        open_floor = open_floor_ms(path, sums)
         del sums
+        page_in(sidecar_path(path), path.with_suffix(".npy"))
+        load = os.getloadavg()
         rss = {"before_open": rss_mb()}
         began = time.perf_counter()
         table = EntityTable.open(path)
         open_seconds = time.perf_counter() - began
         rss["after_open"] = rss_mb()
-        opens = []
-        for _ in range(20):
-            began = time.perf_counter()
-            EntityTable.open(path)
-            opens.append(1000 * (time.perf_counter() - began))
+        opens = open_ms(path)
         keys = {"id": ids, "qid": qids, "alias": [a[0] for a in aliases]}
         kinds = by_kind_ms(path, table, keys, 1024, args.repeats, rng)
-        ratios = {"open": float(np.median(opens)) / open_floor}
+        ratios = {"open": opens[0] / opens[1]}
         for k, v in kinds.items():
-            ratios[f"1024 by {k}: vector_sums"] = v["vector_sums"] / v["floor"]
-            ratios[f"1024 by {k}: lookup"] = v["lookup"] / v["floor"]
+            for call, cpu in itertools.product(("vector_sums", "lookup"), ("", "_cpu")):
+                ratios[f"1024 by {k}: {call}{cpu}"] = v[f"{call}{cpu}"] / v[f"floor{cpu}"]
         lookup = {}
         for n in args.batches:
             lookup[str(n)] = latencies_ms(table, ids, n, args.repeats, rng)
             rss[f"after_lookups_of_{n}"] = rss_mb()
         result = {
             "ratios_to_floor": ratios,
-            "open_ms": {"p50": float(np.median(opens)), "floor_p50": open_floor},
+            "open_ms": {"p50": opens[0], "floor_p50": opens[1]},
             "find_and_lookup_1024_ms": kinds,
-            "machine": f"{platform.machine()}, Python {platform.python_version()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
             "entities": args.entities,
             "hidden": args.hidden,
             "parquet_mb": path.stat().st_size / 2**20,
@@ -266,6 +310,7 @@ def main() -> None:
             result["most_similar_against_floor_ms"] = side
             result["ratios_to_floor"]["most_similar"] = side["p50"] / side["floor_p50"]
             result["rss_mb"]["after_most_similar"] = rss_mb()
+        result["load_average_1_5_15"] = {"before": load, "after": os.getloadavg()}
         del table
         if args.parquet_read:
             before = rss_mb()["VmRSS"]

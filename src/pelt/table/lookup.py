@@ -34,8 +34,9 @@ FindBy = Literal["id", "qid", "alias"]
 
 
 _MASK = (1 << 64) - 1
-_BASE = 0x100000001B3  # odd (FNV's prime): the hash's multiplier
-_HASH_BYTES = 1 << 20  # bytes hashed per numpy step: bounds the temporary arrays (about 40 bytes a byte)
+_BASE = 0x100000001B3  # odd (FNV's prime): the hash's multiplier, invertible mod 2**64
+_HASH_BYTES = 1 << 16  # bytes hashed per numpy step: the power tables' length (512 KiB each)
+_SCAN = 16  # longest bucket scanned (about one key a bucket); a longer one, crafted, is binary-searched
 
 
 def _hash_one(key: str) -> int:
@@ -48,10 +49,23 @@ def _hash_one(key: str) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=1)
+def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """BASE**i and BASE**-i mod 2**64 for i < ``length``, uint64: kept, as every batch of keys needs them."""
+    tables = np.empty((2, length), np.uint64)
+    tables[:] = np.array([[_BASE], [pow(_BASE, -1, 1 << 64)]], np.uint64)  # exact: no float on the way
+    tables[:, 0] = 1
+    return tuple(np.cumprod(tables, axis=1, dtype=np.uint64))
+
+
 def _hashes(strings: pa.LargeStringArray) -> np.ndarray:
     """sum((byte_i + 1) * BASE**i) mod 2**64 over each string's UTF-8 bytes, uint64, vectorised (no Python
     object per string). Not a secure hash: equal hashes are only candidates, settled by comparing the
-    strings (:class:`_KeyIndex`), so colliding keys (crafted ones included) cost time, never a wrong row."""
+    strings (:class:`_KeyIndex`), so colliding keys (crafted ones included) cost time, never a wrong row.
+
+    In three passes over the bytes: the sum over every byte of a step, each at its power of BASE from
+    the step's first byte (a table), summed cumulatively; a string's sum, the difference of two totals,
+    is then BASE**start times its hash, which BASE**-start (BASE is odd) brings back."""
     offsets = np.frombuffer(strings.buffers()[1], np.int64)[strings.offset : strings.offset + len(strings) + 1]
     data = np.frombuffer(strings.buffers()[2] or b"\0", np.uint8)
     out = np.zeros(len(strings), np.uint64)
@@ -59,39 +73,61 @@ def _hashes(strings: pa.LargeStringArray) -> np.ndarray:
     while lo < len(strings):
         hi = max(lo + 1, int(np.searchsorted(offsets, offsets[lo] + _HASH_BYTES, side="right")) - 1)
         first, last = int(offsets[lo]), int(offsets[hi])
-        starts, lengths = offsets[lo:hi] - first, np.diff(offsets[lo : hi + 1])
-        if last > first:
-            powers = np.cumprod(np.full(int(lengths.max()), _BASE, np.uint64))
-            powers = np.concatenate([np.ones(1, np.uint64), powers[:-1]])  # BASE**i
-            position = np.arange(last - first) - np.repeat(starts, lengths)
-            terms = (data[first:last].astype(np.uint64) + np.uint64(1)) * powers[position]
-            total = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
-            out[lo:hi] = total[starts + lengths] - total[starts]  # wraps mod 2**64, as the sum does
+        powers, inverses = _powers(max(_HASH_BYTES, last - first))
+        terms = np.add(data[first:last], 1, dtype=np.uint64)
+        terms *= powers[: last - first]
+        total = np.zeros(last - first + 1, np.uint64)
+        np.cumsum(terms, out=total[1:])
+        starts = offsets[lo : hi + 1] - first
+        out[lo:hi] = (total[starts[1:]] - total[starts[:-1]]) * inverses[starts[:-1]]  # wraps mod 2**64
         lo = hi
     return out
+
+
+def _strings(values: Sequence[str | None]) -> pa.LargeStringArray:
+    """``values`` as one Arrow array; where they are all ASCII ``str`` (most titles and every QID), from
+    their concatenation and lengths, in half the time of ``pa.array``, which takes them one by one."""
+    values = list(values)
+    try:
+        text = "".join(values)
+    except TypeError:  # None (a null) or not a string: Arrow says which
+        return pa.array(values, pa.large_string())
+    if not text.isascii():  # lengths in characters would not be lengths in bytes
+        return pa.array(values, pa.large_string())
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, values), np.int64, len(values)), out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(text.encode()))
 
 
 class _KeyIndex:
     """The row each key of a string column names (entity ids, QIDs, aliases, case-folded or not), found
     for a batch of keys in a few numpy calls: a 64-bit hash of every key (:func:`_hashes`), sorted, is
-    searched with ``np.searchsorted`` and the hit confirmed by comparing the strings in Arrow.
+    looked up in buckets by its top bits and the hit confirmed by comparing the strings in Arrow.
 
     A hash, not the sorted strings: Wikipedia titles share long prefixes (82 % of them share their
     first 8 bytes with another), which made a search over the strings a binary search in Arrow calls;
     and not ``pc.index_in`` or a dict, which rebuild a hash table of every key per call or hold a
-    Python object per key. 24 bytes a key (hash, position, row) beside the keys themselves; built once.
+    Python object per key. Buckets, not ``np.searchsorted``: a binary search of 1M hashes misses the
+    cache about ten times a key, a bucket (where it starts, then its key or two) twice. 20 to 24 bytes
+    a key (hash, position, bucket starts; an alias's row 8 more) beside the keys themselves; built once.
 
     A key of several rows (an alias of two entities; two ids equal but for case) names the row of
-    highest ``priority`` (frequency), then the first.
+    highest ``priority`` (frequency), then the first. ``rows``: each key's row, where that is not its
+    position (aliases, several a row).
     """
 
-    def __init__(self, keys: pa.LargeStringArray, rows: np.ndarray, priority: np.ndarray):
+    def __init__(self, keys: pa.LargeStringArray, priority: np.ndarray, rows: np.ndarray | None = None):
         self._keys = keys
         hashes = _hashes(keys)
         valid = np.flatnonzero(keys.is_valid().to_numpy(zero_copy_only=False))
-        order = valid[np.lexsort((rows[valid], -priority[valid], hashes[valid]))]
+        row = valid if rows is None else rows[valid]
+        order = valid[np.lexsort((row, -priority[valid], hashes[valid]))]
         self._hashes, order = self._first_of_each_key(hashes[order], order)
-        self._positions, self._rows = order, rows[order]
+        self._positions, self._rows = order, None if rows is None else rows[order]
+        bits = max(1, len(order).bit_length())  # 2**bits buckets: one key a bucket or fewer
+        self._shift = np.uint64(64 - bits)
+        self._starts = np.zeros((1 << bits) + 1, np.int32 if len(order) < 2**31 else np.int64)
+        np.cumsum(np.bincount((self._hashes >> self._shift).astype(np.intp), minlength=1 << bits), out=self._starts[1:])
 
     def _first_of_each_key(self, hashes: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``hashes`` and ``order`` (positions in the keys, by hash then preference) less every position
@@ -116,22 +152,34 @@ class _KeyIndex:
         at = int(np.searchsorted(self._hashes, value))
         while at < len(self._hashes) and self._hashes[at] == value:
             if self._keys[int(self._positions[at])].as_py() == key:
-                return int(self._rows[at])
+                return int(self._positions[at] if self._rows is None else self._rows[at])
             at += 1
         return -1
+
+    def _search(self, wanted: np.ndarray) -> np.ndarray:
+        """Where each hash first is among the sorted ones, if it is (else a position that holds another):
+        its bucket's start, moved past the smaller hashes of its bucket, one step for all at a time."""
+        bucket = (wanted >> self._shift).astype(np.intp)
+        at, final = self._starts[bucket].astype(np.intp), self._starts[bucket + 1] - 1  # a bucket's first, last
+        last = len(self._hashes) - 1
+        longest = int((final - at).max(initial=-1)) + 1
+        if longest > _SCAN:  # keys crafted into one bucket: a binary search, whatever their number
+            return np.minimum(np.searchsorted(self._hashes, wanted), last)
+        for _ in range(longest - 1):  # the last of a bucket is reached past the others
+            at += (at < final) & (self._hashes[np.minimum(at, last)] < wanted)
+        return np.minimum(at, last)
 
     def find(self, queries: pa.LargeStringArray) -> np.ndarray:
         """Row of each query, -1 where absent (or null)."""
         if not len(self._hashes):
             return np.full(len(queries), -1, np.int64)
         wanted = _hashes(queries)
-        order = np.argsort(wanted)  # sorted needles: numpy narrows each search by the last, fewer cache misses
-        at = np.empty(len(wanted), np.int64)
-        at[order] = np.minimum(np.searchsorted(self._hashes, wanted[order]), len(self._hashes) - 1)
+        at = self._search(wanted)
         hit = self._hashes[at] == wanted
-        equal = pc.equal(self._keys.take(self._positions[at]), queries)
+        positions = self._positions[at]
+        equal = pc.equal(self._keys.take(positions), queries)
         equal = hit & pc.fill_null(equal, False).to_numpy(zero_copy_only=False)
-        found = np.where(equal, self._rows[at], -1)
+        found = np.where(equal, positions if self._rows is None else self._rows[at], -1)
         for i in np.flatnonzero(hit & ~equal):  # the hash of another key: look further along its run
             if queries[int(i)].is_valid:
                 found[i] = self.find_one(queries[int(i)].as_py())
@@ -156,11 +204,14 @@ class _FileRows:
         self._n_at = np.array([_offset(data, n, 8) for _, n, _ in columns], np.int64)
         self._freq_at = np.array([_offset(data, f, 8) for _, _, f in columns], np.int64)
 
-    def gather(self, starts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sums, n_sentences and frequency of ``rows`` (each in the table), given each batch's first row."""
+    def gather(self, starts: np.ndarray, rows: np.ndarray, counts: bool) -> tuple[np.ndarray, ...]:
+        """Sums of ``rows`` (each in the table), given each batch's first row; then, with ``counts``, their
+        n_sentences and frequency (two cache misses a row that :meth:`EntityTable.lookup` does without)."""
         batch = np.searchsorted(starts, rows, side="right") - 1
         local = rows - starts[batch]
         sums = self._rows[self._vector_at[batch] + local * self._width]
+        if not counts:
+            return (sums,)
         return sums, self._ints[self._n_at[batch] + local], self._ints[self._freq_at[batch] + local]
 
 
@@ -192,6 +243,7 @@ class EntityTable:
         self.hidden_size: int = schema.field("vector_sum").type.list_size
         self.has_ids: bool = "qid" in schema.names  # the qid and aliases columns (format.ID_FIELDS)
         self._keys: dict[tuple[FindBy, bool], _KeyIndex] = {}
+        self._found: tuple[list[str | None], tuple[str | None, ...], np.ndarray] | None = None  # see find()
 
     # What reading rows needs is set up on first use, so that opening costs what np.load does, about:
     # the record batches (a message each to parse, 62 at 1M rows), their first rows, and their vectors.
@@ -288,7 +340,11 @@ class EntityTable:
         """Row index of each id (-1 where unknown and ``missing="zero"``); KeyError lists unknown ids otherwise."""
         if missing not in ("error", "zero"):
             raise ValueError(f"missing must be 'error' or 'zero', not {missing!r}")
-        rows = self._index("id", False).find(pa.array(list(ids), pa.large_string()))
+        found = self._found
+        if found is not None and ids is found[0] and tuple(ids) == found[1]:  # find's answer, unchanged
+            rows = found[2].copy()
+        else:
+            rows = self._index("id", False).find(_strings(ids))
         if missing == "error" and (rows < 0).any():
             unknown = [i for i, r in zip(ids, rows) if r < 0]
             raise KeyError(f"{len(unknown)} entities not in table {self.path}: {unknown[:20]}")
@@ -301,20 +357,27 @@ class EntityTable:
         By row rather than by id, for callers that aligned rows themselves (merging aligns every
         input's rows to the merged ids once, then reads them chunk by chunk).
         """
+        sums, n, freq = self._read(rows, counts=True)
+        return sums, n, freq
+
+    def _read(self, rows: np.ndarray, counts: bool) -> tuple[np.ndarray, ...]:
+        """What :meth:`gather` reads, the counts only with ``counts`` (a lookup needs the sums alone)."""
         rows = np.asarray(rows, np.int64)
         if len(rows) and rows.max() >= len(self):
             raise IndexError(f"table {self.path} has {len(self)} rows, not {int(rows.max()) + 1}")
         known = rows >= 0
         if not len(self) or not known.any():
-            return np.zeros((len(rows), self.hidden_size), np.float32), *np.zeros((2, len(rows)), np.int64)
-        sums, n, freq = self._file.gather(self._starts, np.where(known, rows, 0))
+            zeros = np.zeros((len(rows), self.hidden_size), np.float32), *np.zeros((2, len(rows)), np.int64)
+            return zeros if counts else zeros[:1]
+        read = self._file.gather(self._starts, np.where(known, rows, 0), counts)
         if not known.all():
-            sums[~known], n[~known], freq[~known] = 0, 0, 0
-        return sums, n, freq
+            for column in read:
+                column[~known] = 0
+        return read
 
     def vector_sums(self, ids: Sequence[str], missing: Missing = "error") -> np.ndarray:
         """The stored unnormalised sums [len(ids), H] (zeros for unknown ids with ``missing="zero"``)."""
-        return self.gather(self.rows(ids, missing))[0]
+        return self._read(self.rows(ids, missing), counts=False)[0]
 
     def counts(self, ids: Sequence[str], missing: Missing = "error") -> tuple[np.ndarray, np.ndarray]:
         """``(n_sentences, frequency)`` of each id (zeros for unknown ids with ``missing="zero"``)."""
@@ -327,7 +390,7 @@ class EntityTable:
         With ``missing="zero"`` unknown ids give zero rows instead of a KeyError.
         """
         rows = self.rows(ids, missing)
-        return self.scaled(self.gather(rows)[0], norm, ids, known=rows >= 0)
+        return self.scaled(self._read(rows, counts=False)[0], norm, ids, known=rows >= 0)
 
     def scaled(
         self, sums: np.ndarray, norm: float | None, ids: Sequence[str], known: np.ndarray | None = None
@@ -336,16 +399,17 @@ class EntityTable:
         ``known`` rows (default: all). One definition for :meth:`lookup` and the exports, so that an
         exported vector is exactly the looked-up one. In float64, as every table so far was read: scaling
         in float32 is faster but moves vectors by an ulp, which bf16 fine-tuning turns into a tenth of a
-        point of accuracy (the demo's FewRel 1.0 5-1, seed 42: 58.10 against 57.98)."""
-        sums = sums.astype(np.float64)
-        lengths = np.linalg.norm(sums, axis=1, keepdims=True)
+        point of accuracy (the demo's FewRel 1.0 5-1, seed 42: 58.10 against 57.98). The float64
+        values of ``np.linalg.norm`` and ``(sums * scale).astype(np.float32)``, bit for bit, in two
+        passes fewer: the squares and the product cast as numpy computes them, no float64 copy."""
+        lengths = np.sqrt(np.add.reduce(np.square(sums, dtype=np.float64), axis=1, keepdims=True))
         degenerate = lengths[:, 0] == 0
         if known is not None:
             degenerate &= known
         if degenerate.any():
             raise ValueError(f"table {self.path}: zero vector sum for {[ids[i] for i in np.flatnonzero(degenerate)]}")
         scale = (self.norm if norm is None else float(norm)) / np.where(lengths == 0, 1.0, lengths)
-        return (sums * scale).astype(np.float32)
+        return np.multiply(sums, scale, dtype=np.float64, out=np.empty(sums.shape, np.float32), casting="unsafe")
 
     def batches(self) -> Iterator[tuple[pa.LargeStringArray, np.ndarray]]:
         """The ids and vector sums [rows, H] of each record batch, in id order, as zero-copy views of the
@@ -366,17 +430,17 @@ class EntityTable:
         """The :class:`_KeyIndex` of one kind of key (case-folded with ``ignore_case``), built on first use
         from the columns alone (the frequency column, not the vectors, decides between rows of one key)."""
         if (by, ignore_case) not in self._keys:
+            rows = None  # a key a row, in order
             if by == "alias":
                 aliases = pa.concat_arrays([b.column("aliases") for b in self._batches])
                 keys, rows = pc.list_flatten(aliases), pc.list_parent_indices(aliases).to_numpy().astype(np.int64)
             else:
                 keys = self._id_column if by == "id" else self.column("qid")
-                rows = np.arange(len(self))
             keys = pc.cast(keys, pa.large_string())
             keys = pc.utf8_lower(keys) if ignore_case else keys
             keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
             frequency = self.column("frequency").to_numpy()
-            self._keys[(by, ignore_case)] = _KeyIndex(keys, rows, frequency[rows])
+            self._keys[(by, ignore_case)] = _KeyIndex(keys, frequency if rows is None else frequency[rows], rows)
         return self._keys[(by, ignore_case)]
 
     def find(
@@ -389,6 +453,8 @@ class EntityTable:
         Users hold the ids they have (``Q7186``, ``Curie``, ``marie curie``), not this table's; this is
         where they become entity ids for :meth:`lookup`.  ``ignore_case`` compares case-folded.
         QIDs and aliases need a table built with them (:attr:`has_ids`); asking one without is an error.
+        The rows of the list returned last are kept, so that :meth:`rows` (and :meth:`lookup`) given
+        that very list, unchanged, need not search them again.
         """
         by = by or (("id", "qid", "alias") if self.has_ids else ("id",))
         unknown = set(by) - {"id", "qid", "alias"}
@@ -399,7 +465,7 @@ class EntityTable:
             )
         if not len(self):
             return [None] * len(names)
-        queries = pa.array(list(names), pa.large_string())
+        queries = _strings(names)
         if ignore_case:
             queries = pc.utf8_lower(queries)
         found = np.full(len(queries), -1, np.int64)
@@ -408,7 +474,9 @@ class EntityTable:
             if not len(left):  # every name found: the later kinds' indexes are not even built
                 break
             found[left] = self._index(kind, ignore_case).find(queries.take(left))
-        return self.ids_at(found)
+        ids = self.ids_at(found)
+        self._found = ids, tuple(ids), found
+        return ids
 
     def ids_at(self, rows: Sequence[int] | np.ndarray) -> list[str | None]:
         """The entity id of each row (rows as :meth:`rows` gives them; None for -1), in one Arrow take."""

@@ -2,18 +2,17 @@
 ``most_similar``), without an index to build or keep.
 
 Cosine similarity does not depend on L, so it is computed on the stored sums: a pass over the
-memory-mapped record batches, a dot product per row, divided by the row lengths (computed by the
-first query and kept), never an N x H array in memory, by BLAS or einsum, whichever the machine
-runs faster (:func:`_kernel`); 1M x 768 answers in a fraction of a second (``benchmarks/README.md``,
-"Entity table").
+memory-mapped record batches on every CPU, a dot product per row (:data:`_DOT`), divided by the row
+lengths (computed by the first query and kept), never an N x H array in memory (4 bytes a row: the
+scores); 1M x 768 answers in a tenth of a second (``benchmarks/README.md``, "Entity table").
 """
 
 from __future__ import annotations
 
-import itertools
-import time
+import os
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
@@ -31,6 +30,32 @@ class Rows(Protocol):
     def ids_at(self, rows: Sequence[int]) -> list[str]: ...
 
 
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+Batches = list[tuple[np.ndarray, slice]]
+
+
+def _batches(table: Rows) -> Batches:
+    """The sums of each record batch and its slice of the rows."""
+    batches, start = [], 0
+    for _, sums in table.batches():
+        batches.append((sums, slice(start, start + len(sums))))
+        start += len(sums)
+    return batches
+
+
+def _each(batches: Batches, work: Callable[[np.ndarray, slice], object]) -> None:
+    """``work(sums, rows)`` for each batch, on a thread a CPU (numpy lets go of the GIL in its loops), each
+    thread taking the next batch as it finishes one: a CPU that others' work holds back takes fewer."""
+    if _CPUS > 1 and len(batches) > 1:
+        with ThreadPoolExecutor(min(_CPUS, len(batches))) as pool:
+            list(pool.map(lambda batch: work(*batch), batches))
+    else:
+        for sums, rows in batches:
+            work(sums, rows)
+
+
 _LENGTHS: weakref.WeakKeyDictionary[Rows, np.ndarray] = weakref.WeakKeyDictionary()
 
 
@@ -38,46 +63,40 @@ def lengths(table: Rows) -> np.ndarray:
     """||sum|| of every row, float32 [N]: computed once per table (4 bytes an entity), so that later
     queries read each row once."""
     if table not in _LENGTHS:
-        rows = [np.sqrt(np.einsum("ij,ij->i", sums, sums)) for _, sums in table.batches()]
-        _LENGTHS[table] = np.concatenate(rows or [np.zeros(0, np.float32)])
+        batches = _batches(table)
+        norms = np.empty(batches[-1][1].stop if batches else 0, np.float32)
+        _each(batches, lambda sums, rows: np.einsum("ij,ij->i", sums, sums, out=norms[rows]))
+        _LENGTHS[table] = np.sqrt(norms, out=norms)
     return _LENGTHS[table]
 
 
-# Two ways to a record batch's dot products with the query. BLAS (sgemv) took 1.6x less CPU than einsum
-# on one 2-core VM; on another, OpenBLAS's threads, waiting on each other under load, made it 4 to 40
-# times slower than einsum's one core. Which is faster is a property of the machine and its load, so
-# it is measured (:func:`_kernel`), not assumed.
-_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "blas": lambda sums, query: sums @ query,
-    "einsum": lambda sums, query: np.einsum("ij,j->i", sums, query),
-}
-_SAMPLE_BATCHES = 4  # record batches each kernel is timed on, twice, by a table's first query
-_CHOSEN: weakref.WeakKeyDictionary[Rows, str] = weakref.WeakKeyDictionary()
+def _einsum_dot(sums: np.ndarray, query: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The dot products where numpy has no ``vecdot`` (1.26): einsum's loop."""
+    return np.einsum("ij,j->i", sums, query, out=out)
 
 
-def _kernel(table: Rows, query: np.ndarray) -> str:
-    """The faster kernel for this table on this machine, by wall time on its first record batches at its
-    first query (all rows then use that one, so that equal rows score equal and ties break by id)."""
-    if table not in _CHOSEN:
-        sample = [sums for _, sums in itertools.islice(table.batches(), _SAMPLE_BATCHES)]
-        spent = dict.fromkeys(_KERNELS, 0.0)
-        for _ in range(2):  # the first round also brings the pages in, for both alike
-            for name, kernel in _KERNELS.items():
-                began = time.perf_counter()
-                for sums in sample:
-                    kernel(sums, query)
-                spent[name] += time.perf_counter() - began
-        _CHOSEN[table] = min(spent, key=spent.__getitem__)
-    return _CHOSEN[table]
+# The dot products: one BLAS dot a row (``np.vecdot``, numpy 2), the record batches spread over a thread a
+# CPU. On the 2-core VM, 1M x 768, that took 0.91x the time of one BLAS matrix-vector product over the
+# whole array (OpenBLAS's own threads), where einsum, spread alike, took 1.35x, and BLAS's product a
+# record batch at a time 2 to 11 times (its threads waiting on each other at each of 62 to 305 calls,
+# worse under load). A rule, not a race timed at the first query (which once chose the product by
+# batch, then 11x): a table's scores are the same in every process.
+_DOT: Callable[..., np.ndarray] = getattr(np, "vecdot", _einsum_dot)
 
 
 def cosines(table: Rows, query: np.ndarray) -> np.ndarray:
-    """Cosine of every row's sum with ``query`` (a unit vector), float32 [N]; NaN for rows whose sum is zero."""
-    kernel = _KERNELS[_kernel(table, query)]
-    dots = [kernel(sums, query) for _, sums in table.batches()]
-    dots = np.concatenate(dots or [np.zeros(0, np.float32)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (dots / lengths(table)).astype(np.float32)
+    """Cosine of every row's sum with ``query`` (a unit vector), float32 [N]; NaN for rows whose sum is
+    zero. Each batch's dot products are divided by its lengths where they were computed, in cache."""
+    norms = lengths(table)
+    scores = np.empty(len(norms), np.float32)
+
+    def score(sums: np.ndarray, rows: slice) -> None:
+        _DOT(sums, query, out=scores[rows])
+        with np.errstate(divide="ignore", invalid="ignore"):  # in the thread: numpy's error state is its own
+            np.divide(scores[rows], norms[rows], out=scores[rows])
+
+    _each(_batches(table), score)
+    return scores
 
 
 def most_similar(table: Rows, entity_id: str, k: int = 10) -> list[tuple[str, float]]:
@@ -103,10 +122,10 @@ def nearest(table: Rows, query: np.ndarray, k: int = 10, exclude: int | None = N
     scores = cosines(table, (query / length).astype(np.float32))
     if exclude is not None:
         scores[exclude] = np.nan
-    candidates = np.flatnonzero(~np.isnan(scores))
-    if len(candidates) > k:  # every candidate tied with the k-th, so that the cut below breaks ties by id
-        kth = scores[candidates][np.argpartition(-scores[candidates], k - 1)[k - 1]]
-        candidates = candidates[scores[candidates] >= kth]
+    # Every candidate tied with the k-th is kept, so that the cut below breaks ties by id. NaN (a zero
+    # sum, the query itself) sorts last: a NaN k-th means fewer than k entities to rank, all kept.
+    kth = scores[np.argpartition(-scores, k - 1)[k - 1]] if len(scores) > k else np.nan
+    candidates = np.flatnonzero(scores >= kth) if not np.isnan(kth) else np.flatnonzero(~np.isnan(scores))
     # Rows are in id order: ties go to the smaller id, and -k 2 is the first two of -k 3.
     order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
     return list(zip(table.ids_at(order.tolist()), scores[order].astype(float).tolist()))

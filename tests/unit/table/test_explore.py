@@ -21,7 +21,7 @@ from pelt.cli import main
 from pelt.table import EntityTable, write_table
 from pelt.table.export import export_table, ids_path
 from pelt.table.hub import dataset_card, upload_dataset, write_dataset_folder
-from pelt.table.lookup import _hash_one, _hashes
+from pelt.table.lookup import _hash_one, _hashes, _strings
 
 H = 6
 META = {
@@ -42,6 +42,13 @@ def small_batches(monkeypatch) -> None:
     monkeypatch.setattr(pelt.table.format, "CHUNK_ROWS", 16)
 
 
+@pytest.fixture(params=["buckets", "binary search"])
+def search(request, monkeypatch) -> None:
+    """Either way to a hash among the sorted ones: scanning its bucket (always, however long), or
+    ``np.searchsorted`` (always), which a bucket longer than ``_SCAN``, crafted, falls back to."""
+    monkeypatch.setattr(pelt.table.lookup, "_SCAN", 10**9 if request.param == "buckets" else -1)
+
+
 @pytest.fixture
 def table(tmp_path, small_batches) -> tuple[EntityTable, list[str], np.ndarray]:
     """100 entities (ids with spaces, one a zero sum) in 7 batches; the ids and sums in input order."""
@@ -53,7 +60,7 @@ def table(tmp_path, small_batches) -> tuple[EntityTable, list[str], np.ndarray]:
     return EntityTable.open(tmp_path / "t" / "table.parquet"), ids, sums
 
 
-def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches):
+def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches, search):
     shared_key = [f"List of things {i}" for i in range(40)]  # ids of one 8-byte key: the binary search settles them
     ids = [
         "",
@@ -96,7 +103,7 @@ def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches):
     assert _hashes(pa.array(order, pa.large_string())).tolist() == expected == [_hash_one(k) for k in order]
 
 
-def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batches, monkeypatch):
+def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batches, monkeypatch, search):
     """A 64-bit polynomial hash has collisions that can be crafted: they cost time, never a wrong row."""
     monkeypatch.setattr(pelt.table.lookup, "_hashes", lambda strings: np.zeros(len(strings), np.uint64))
     monkeypatch.setattr(pelt.table.lookup, "_hash_one", lambda key: 0)
@@ -115,6 +122,30 @@ def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batche
         "E5",
     ]  # a3: E3, E10, ..., E38; E24 most frequent
     assert table.find(["B17", "A3"], ignore_case=True) == ["E17", "E24"]
+
+
+def test_names_become_one_arrow_array_as_pa_array_makes_it():
+    """The ASCII names' shortcut (one join) gives what ``pa.array`` gives, and anything else goes there."""
+    for names in (["Paris", "", "Q90", "a b"], [], ["Zürich", "Paris"], ["Paris", None], ("x", "\U0001f600")):
+        assert _strings(names).equals(pa.array(list(names), pa.large_string())), names
+    assert _strings(["ab", "c"]).to_pylist() == ["ab", "c"] and _hashes(_strings(["ab", "c"])).tolist() == [
+        _hash_one("ab"),
+        _hash_one("c"),
+    ]
+    with pytest.raises(pa.ArrowTypeError):
+        _strings(["Paris", 3])
+
+
+def test_most_similar_is_the_same_on_one_thread_or_several(table, monkeypatch):
+    """Record batches spread over threads score as one thread scores them, to the bit."""
+    table, ids, _ = table
+    query = np.arange(H, dtype=np.float32) / 10
+    got = {}
+    for cpus in (1, 3):
+        monkeypatch.setattr(pelt.table.similar, "_CPUS", cpus)
+        pelt.table.similar._LENGTHS.pop(table, None)
+        got[cpus] = pelt.table.similar.cosines(table, query / np.linalg.norm(query)), table.most_similar(ids[5], 30)
+    assert got[1][0].tobytes() == got[3][0].tobytes() and got[1][1] == got[3][1]
 
 
 def test_most_similar_is_the_brute_force_cosine(table):
@@ -279,13 +310,12 @@ def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
     assert _front_matter(card)["corpus"] == "demo world dump" and _front_matter(card)["language"] == ["en"]
 
 
-def test_most_similar_is_the_same_by_either_kernel(table, monkeypatch):
-    """The kernel is whichever the machine runs faster (timed at a table's first query): both rank alike."""
+def test_most_similar_ranks_alike_by_either_dot_product(table, monkeypatch):
+    """BLAS's dot a row (numpy 2's vecdot, the one used) and einsum's loop (numpy 1.26's) rank alike."""
     table, ids, _ = table
-    assert pelt.table.similar._kernel(table, np.ones(H, np.float32)) in ("blas", "einsum")
     got = {}
-    for name in ("blas", "einsum"):
-        monkeypatch.setattr(pelt.table.similar, "_kernel", lambda table, query, name=name: name)
+    for name, dot in (("vecdot", pelt.table.similar._DOT), ("einsum", pelt.table.similar._einsum_dot)):
+        monkeypatch.setattr(pelt.table.similar, "_DOT", dot)
         got[name] = table.most_similar(ids[3], k=20)
-    assert [e for e, _ in got["blas"]] == [e for e, _ in got["einsum"]]
-    np.testing.assert_allclose([c for _, c in got["blas"]], [c for _, c in got["einsum"]], rtol=1e-5)
+    assert [e for e, _ in got["vecdot"]] == [e for e, _ in got["einsum"]]
+    np.testing.assert_allclose([c for _, c in got["vecdot"]], [c for _, c in got["einsum"]], rtol=1e-5)

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pelt.table.format
+import pelt.table.lookup
 from pelt.encoding.models import load_masked_lm
 from pelt.logs import corpus_language
 from pelt.table import EntityTable, merge_tables, write_table
@@ -146,6 +147,67 @@ def test_a_verified_table_is_not_verified_again_until_a_file_changes(table_path,
     sidecar.write_bytes(data)  # same size, same inode: the ctime tells
     np.testing.assert_array_equal(EntityTable.open(table_path).vector_sums(["Paris"]), sums[1:2])
     assert compared == [table_path, table_path]
+
+
+def test_a_stamped_open_reads_the_schema_from_its_stamp(table_path, tmp_path, monkeypatch):
+    """Opening costs what np.load does (issue 57): a verified pair opens without parsing the Parquet
+    footer, from the schema its private stamp holds; a stamp from before stamps held it (empty) is
+    filled on the next open, and an empty sidecar is rebuilt like any damaged one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sidecar_path(table_path).write_bytes(b"")
+    assert EntityTable.open(table_path).metadata == META  # rebuilt, verified, stamped
+    (stamp,) = (tmp_path / "cache" / "pelt" / "verified-rows").iterdir()
+    assert pa.ipc.read_schema(pa.py_buffer(stamp.read_bytes())).equals(pq.read_schema(table_path), check_metadata=True)
+    stamp.write_bytes(b"")
+    assert EntityTable.open(table_path).metadata == META and stamp.read_bytes()  # read from the file, kept
+    monkeypatch.setattr(pelt.table.format.pq, "read_schema", lambda path: pytest.fail("parsed the footer"))
+    table = EntityTable.open(table_path)
+    assert (
+        table.metadata == META
+        and table.build_id == pq.ParquetFile(table_path).schema_arrow.metadata[b"pelt_build"].decode()
+    )
+
+
+def test_a_sidecar_is_built_from_the_batches_iter_batches_cuts(tmp_path, monkeypatch):
+    """Building or verifying a sidecar reads a row group at a time (``iter_batches`` kept every batch it
+    had read: the whole table in memory), into the batches ``iter_batches`` cut, whatever the row groups."""
+    monkeypatch.setattr(pelt.table.format, "CHUNK_ROWS", 16)
+    rows = pa.table({"a": range(100), "b": [str(i) for i in range(100)]})
+    for group in (7, 10, 16, 40, 100):
+        pq.write_table(rows, tmp_path / "t.parquet", row_group_size=group)
+        want = pq.ParquetFile(tmp_path / "t.parquet").iter_batches(batch_size=16)
+        got = pelt.table.format._parquet_batches(tmp_path / "t.parquet")
+        assert [b.to_pydict() for b in got] == [b.to_pydict() for b in want], group
+
+
+def test_lookup_scales_in_float64_bit_for_bit(tmp_path):
+    """The float64 definition of E(e) = L * sum / ||sum||, as every table was read, to the bit, at any
+    magnitude; two passes fewer than computing it as written."""
+    rng = np.random.default_rng(2)
+    sums = (rng.normal(size=(300, H)) * 10.0 ** rng.integers(-30, 30, size=(300, 1))).astype(np.float32)
+    ids = [f"E{i}" for i in range(300)]
+    write_table(tmp_path / "t.parquet", ids, sums, [1] * 300, [1] * 300, META)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    wide = sums.astype(np.float64)
+    for norm in (None, 3.3):
+        want = (wide * ((norm or 7.0) / np.linalg.norm(wide, axis=1, keepdims=True))).astype(np.float32)
+        assert table.lookup(ids, norm=norm).view(np.uint32).tolist() == want.view(np.uint32).tolist()
+
+
+def test_rows_of_the_ids_find_returned_are_not_searched_again(ids_table, monkeypatch):
+    """``lookup(find(names))`` searches once: the rows of find's answer are kept, and used for that very
+    list only while it is unchanged."""
+    found = ids_table.find(["Q90", "nobody", "Ada"])
+    searched: list[int] = []
+    real = pelt.table.lookup._KeyIndex.find
+    monkeypatch.setattr(pelt.table.lookup._KeyIndex, "find", lambda i, q: searched.append(len(q)) or real(i, q))
+    np.testing.assert_array_equal(ids_table.lookup(found, missing="zero")[0], ids_table.lookup(["Paris"])[0])
+    assert ids_table.rows(found, missing="zero").tolist() == [1, -1, 0] and searched == [1]
+    with pytest.raises(KeyError, match=r"\[None\]"):
+        ids_table.rows(found)
+    found[1] = "Warsaw"  # changed: searched again
+    assert ids_table.rows(found).tolist() == [1, 3, 0] and searched == [1, 3]
+    assert ids_table.rows(list(found)).tolist() == [1, 3, 0] and searched == [1, 3, 3]
 
 
 def _forge_sidecar(parquet, vectors: np.ndarray, metadata: dict) -> None:
@@ -426,8 +488,12 @@ def test_finding_and_looking_up_read_only_the_rows_asked_for(ids_table, monkeypa
     """Memory of a lookup is O(ids), never O(rows x H): finding by QID or alias builds its index from the
     id columns and the frequency column, and reads no vector; a lookup reads the rows it returns."""
     gathered: list[int] = []
-    real = EntityTable.gather
-    monkeypatch.setattr(EntityTable, "gather", lambda self, rows: gathered.append(len(rows)) or real(self, rows))
+    real = pelt.table.lookup._FileRows.gather
+    monkeypatch.setattr(
+        pelt.table.lookup._FileRows,
+        "gather",
+        lambda self, at, rows, c: gathered.append(len(rows)) or real(self, at, rows, c),
+    )
     found = ids_table.find(["Q90", "Ville Lumière", "nobody"], by=["qid", "alias"], ignore_case=True)
     assert found[:2] == ["Paris", "Paris"] and gathered == []
     ids_table.lookup(["Paris", "Warsaw"])
