@@ -129,6 +129,40 @@ def test_the_readme_shows_the_replications_summary_as_written():
     assert readme.index("<!-- summary.md -->") < readme.index("| measured (%) |")  # before the example run's
 
 
+def test_the_readmes_verdict_sentence_says_what_the_summary_says():
+    """The sentence above the table, written by hand, quotes the summary: each gain and count it
+    names is in the summary's row for that claim and readout, and the claims it calls failing fail."""
+    readme = (REPO / "README.md").read_text()
+    verdict = " ".join(readme[readme.index("**The verdict**") : readme.index(splicer.START)].split())
+    rows = {
+        (cells[1], cells[2]): cells
+        for line in (REPO / "benchmarks" / "preregistered" / "summary.md").read_text().splitlines()
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.split("|")]) > 10
+    }
+    markers, probe = "markers (the paper's)", "the mask (LAMA)"
+    fewrel1 = [rows[(f"FewRel 1.0 {n}-way 1-shot", markers)] for n in (5, 10)]
+    wiki80_1, rare, known = (
+        rows[("Wiki80, 1 % of the training data", markers)],
+        rows[("LAMA T-REx rare subjects `[0,10)`, P@1 per fact", probe)],
+        rows[("LAMA T-REx known subjects `[10,50)`, P@1 per fact", probe)],
+    )
+    for row in (*fewrel1, wiki80_1, known):
+        assert row[10] == "**no**", row
+    assert rare[10] == "yes" and all(
+        rows[(claim, readout)][10] == "yes" for claim, readout in rows if "both" in readout
+    )
+    said = [
+        (f"({fewrel1[0][6].split()[0]} and {fewrel1[1][6].split()[0]} points, {fewrel1[0][5].split()[0]} seeds of 10)"),
+        f"Wiki80 1 % ({wiki80_1[6].split()[0]})",
+        f"(+{rare[6].split()[0].lstrip('+')})",
+        f"({known[6].split()[0]}, {known[5].split()[0]} seed of 10)",
+    ]
+    for words in said:
+        assert words in verdict, (words, verdict)
+    summary = (REPO / "benchmarks" / "preregistered" / "summary.md").read_text()
+    assert "trend is reversed at both readouts" in verdict and summary.count("**does not hold**") == 2
+
+
 def test_check_claims_does_not_guess_a_readout_a_summary_did_not_record(tmp_path, capsys):
     """A summary written before summaries named the readout: none is guessed (the demo read at both)."""
     import check_claims
