@@ -155,7 +155,8 @@ def test_the_readmes_verdict_sentence_says_what_the_summary_says():
         (f"({fewrel1[0][6].split()[0]} and {fewrel1[1][6].split()[0]} points, {fewrel1[0][5].split()[0]} seeds of 10)"),
         f"Wiki80 1 % ({wiki80_1[6].split()[0]})",
         f"(+{rare[6].split()[0].lstrip('+')})",
-        f"({known[6].split()[0]}, {known[5].split()[0]} seed of 10)",
+        f"({known[6].split()[0]}, {known[5].split()[0]} seed of 10) about as the random control does "
+        f"({known[8].split()[0]})",
     ]
     for words in said:
         assert words in verdict, (words, verdict)
