@@ -1,7 +1,7 @@
 """A German and a French Wikipedia written for the tests (issue 54): a few pages each whose entities
 share Wikidata QIDs, each an export dump with its own ``<siteinfo>`` and a ``page_props`` SQL dump;
 page ids and titles repeat across the two, as real wikis' do. One French page has no QID. Used by
-tests/unit/linking/test_two_languages.py (the library's stages) and tests/workflow/test_languages.py
+tests/unit/linking/test_two_languages.py (the library's stages) and tests/workflow/test_merged_languages.py
 (the workflow), with mLAMA facts in German about the same QIDs."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ ELSEWHERE = {
         "test_workflow.py::test_mlama_config_plans_one_model_over_each_languages_table (planned: the Hub's mBERT)"
     ),
     ("docs/languages.md", "merged:"): (
-        "test_languages.py: planned, and run on two wikis written for it (a slow test), as the page shows it"
+        "test_merged_languages.py: planned, and run on two wikis written for it (a slow test), as the page shows it"
     ),
     ("docs/layout.md", "Snakefile"): "a listing of the repository, not a command",
     ("docs/layout.md", "corpus/"): "a listing of the library's packages, not a command",
