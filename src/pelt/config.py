@@ -225,6 +225,7 @@ def starter_config(entities: str, root: str | os.PathLike[str]) -> dict:
     relative to the workflow's folder ``root``, where the run starts. The demo's corpus with pages
     (its Wikipedia) is the one taken: titles and QIDs resolve through pages."""
     from pelt.registry import CORPUS_KINDS
+    from pelt.tasks.entities import KIND  # the entity-list kind's entry names its key and its file key
 
     demo = _load_yaml(os.path.join(root, "config", "config.yaml"))
     corpus = next(name for name, c in demo["corpora"].items() if CORPUS_KINDS[c["kind"]].has_pages)
@@ -232,7 +233,7 @@ def starter_config(entities: str, root: str | os.PathLike[str]) -> dict:
         "corpora": {corpus: demo["corpora"][corpus]},
         "models": [{"name": "demo"}],
         "demo_model": demo["demo_model"],
-        "tasks": {"entities": {"domain": corpus, "entities": os.fspath(entities)}},
+        "tasks": {KIND.name: {"domain": corpus, KIND.data_keys[0]: os.fspath(entities)}},
     }
 
 
