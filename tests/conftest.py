@@ -93,9 +93,8 @@ def shared_data() -> Iterator[Path]:
     the user's cache, filled from the files' pinned public sources). Where no source gives them, every
     test that needs them fails with one line saying what is missing and how to get it: a failure, not
     a skip, so that a run without the data cannot pass for a run of every test. While it is in use, a
-    test that reads a file without a public copy that the folder lacks fails with that line (the
-    others run), and one that opens a file of the folder that tests/real_data.tsv does not list fails,
-    since a machine without ../shared/data would not have it."""
+    test that opens a file of the folder that tests/real_data.tsv does not list fails, since a machine
+    without ../shared/data would not have it."""
     files = real_data.read_manifest()
     try:
         root = real_data.locate(files)
