@@ -3,8 +3,10 @@ each figure beside its floor, measured in the same run, ratios first.
 
 The ids are shaped like Wikipedia's titles (most share their first 8 bytes with another), with random
 QIDs and an alias each (:func:`realistic_ids`). The floors: ``np.load(mmap_mode="r")`` of the same
-sums as .npy for opening; a dict (name -> row) plus one fancy index of that memory-mapped array for
-1,024 names by id, QID or alias; one BLAS matrix-vector product over it for ``most_similar``.
+sums as .npy for opening; for 1,024 names by id, QID or alias, a dict (name -> row) plus one fancy
+index of the very bytes the table reads, its sidecar memory-mapped by numpy (:func:`sidecar_rows`),
+so that both read one page cache (and 5M x 768 needs the sidecar's 16 GB of it, not 31); one BLAS
+matrix-vector product over the .npy for ``most_similar``.
 
 Writes the table (Parquet + its Arrow sidecar) to a temp dir, deleted afterwards, then reports the
 open time, the latency of :meth:`EntityTable.lookup` on batches of random ids (p50 / p95 over
@@ -19,9 +21,11 @@ grows with the rows read, up to the sidecar's size, while RssAnon stays flat.  `
 times reading the Parquet file whole (what a plain ``pyarrow.parquet.read_table`` user would do) and
 the memory that takes. ``--similar N`` times :meth:`EntityTable.most_similar` (k=10) for N random
 entities, the first call apart (it maps the sidecar's pages; later calls find them in the page cache).
-Before any timing, the sidecar and the .npy are put in the page cache alike (:func:`page_in`). The sums
-are generated into the .npy chunk by chunk, and the ids in the table's order, so that 5M x H (whose
-sums may not fit in memory) is written as 1M is: ``--entities 5000000 --hidden 256``.
+Before any timing the sidecar is put in the page cache (:func:`page_in`), and the .npy before its
+``most_similar`` floor: taking turns with ours where both files fit in the memory available, else
+in two phases, each file paged in (the other dropped) before its queries. The sums are generated into
+the .npy chunk by chunk, and the ids in the table's order, so that 5M x 768 (whose sums do not fit in
+this VM's memory) is written as 1M is: ``--entities 5000000``.
 
     nice -n 10 python benchmarks/table_lookup.py --repeats 200 --batches 1 1024 --similar 9 --out table.json
 """
@@ -39,6 +43,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pelt.table import EntityTable, write_table
@@ -90,21 +95,59 @@ def realistic_ids(n: int, rng: np.random.Generator) -> tuple[list[str], list[str
     return titles, qids, [[t.lower()] for t in titles]
 
 
-def page_in(*paths: Path) -> None:
-    """Each file into the page cache the same way: flushed, dropped, then read in order. How a file came
-    into the cache decides how much of it a page fault maps (ext4 and xfs cache large folios, mapped
-    2 MiB at a fault where they are that large): the .npy, written in one call, took a sixth of the
-    sidecar's faults a row (37 against 218 for 1,024 rows), the sidecar having been written batch by
-    batch while other processes took memory; the gathers then compared the two page caches."""
-    for path in paths:
-        fd = os.open(path, os.O_RDONLY)
+def page_in(path: Path, *others: Path) -> None:
+    """``path`` into the page cache, read in order after its pages were dropped, and ``others`` dropped
+    first to make room. How a file came into the cache decides how much of it a page fault maps (ext4
+    and xfs cache large folios, mapped 2 MiB at a fault where they are that large): a .npy written in
+    one call took a sixth of the faults a row of a sidecar written batch by batch (37 against 218 for
+    1,024 rows), when the floor's gathers read the .npy; read back alike, they took the same."""
+    for each in (*others, path):
+        fd = os.open(each, os.O_RDONLY)
         try:
             os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            while os.read(fd, 1 << 23):
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # drops the pages no process maps
+            while each == path and os.read(fd, 1 << 23):
                 pass
         finally:
             os.close(fd)
+
+
+def fits_in_memory(*paths: Path) -> bool:
+    """Whether the files fit in the page cache together: their size within 90 % of MemAvailable."""
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    available = int(meminfo["MemAvailable"].split()[0]) * 1024
+    return sum(p.stat().st_size for p in paths) <= 0.9 * available
+
+
+def sidecar_rows(sidecar: Path, hidden: int) -> tuple[np.ndarray, np.ndarray]:
+    """The floor's view of the bytes the table reads: the sidecar memory-mapped by numpy, seen as rows of
+    ``hidden`` floats starting at every 4th byte, and the view's row of each table row (its record
+    batch's vectors' offset in the file, which Arrow's reader of the same bytes gives, plus its own).
+    One fancy index of the view, as of an .npy, gathers rows; no second copy of 16 GB to cache. Every
+    page is mapped before it is returned (:func:`map_pages`)."""
+    raw = np.memmap(sidecar, np.uint8, mode="r")
+    floats = raw[: len(raw) // 4 * 4].view(np.float32)
+    view = np.lib.stride_tricks.as_strided(
+        floats, shape=(len(floats) - hidden + 1, hidden), strides=(4, 4), writeable=False
+    )
+    data = pa.py_buffer(raw)
+    reader = pa.ipc.open_file(data)
+    starts = []
+    for i in range(reader.num_record_batches):
+        vectors = reader.get_batch(i).column("vector_sum").flatten()
+        first = (vectors.buffers()[1].address - data.address) // 4 + vectors.offset
+        starts.append(first + hidden * np.arange(len(vectors) // hidden, dtype=np.int64))
+    map_pages(raw)
+    return view, np.concatenate(starts)
+
+
+def map_pages(*arrays: np.ndarray) -> None:
+    """Every page of each array mapped into this process (a byte read a page), so that no timed call pays
+    the faults of the first touch of a page that another call, sharing its mapping, spared it:
+    ``vector_sums`` and ``lookup`` share the table's mapping, and whichever of them ran first in a turn
+    took the faults of both (at 5M x 768, ``lookup`` then ran in 0.6x the time of ``vector_sums``)."""
+    for array in arrays:
+        int(array.reshape(-1).view(np.uint8)[::4096].sum())
 
 
 def synthetic_sums(path: Path, rows: int, hidden: int, rng: np.random.Generator) -> np.ndarray:
@@ -131,45 +174,69 @@ def open_ms(path: Path, repeats: int = 50) -> tuple[float, float]:
 
 
 def similar_floor_ms(path: Path, table: EntityTable, ids: list[str], n: int, rng: np.random.Generator) -> dict:
-    """p50 ms of ``most_similar`` (k=10) and of its floor, side by side on the same random entities: BLAS
-    over the memory-mapped .npy (one matrix-vector product, the row lengths precomputed as the table's
-    are), then the same top-k. Both first warmed by one query; each call after 0.5 s at rest, taking
-    turns at going first: OpenBLAS's threads spin for about 0.1 s after a product before they sleep, and
-    ``most_similar`` right after one ran in 2.2x its time (117 ms against 54 ms rested)."""
-    mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
-    lengths = np.concatenate([np.linalg.norm(mm[lo : lo + 65536], axis=1) for lo in range(0, len(mm), 65536)])
+    """p50 ms of ``most_similar`` (k=10) and of its floor on the same random entities: BLAS over the
+    memory-mapped .npy (one matrix-vector product, the row lengths precomputed as the table's are), then
+    the same top-k. Both first warmed by one query; each call after 0.5 s at rest: OpenBLAS's threads
+    spin for about 0.1 s after a product before they sleep, and ``most_similar`` right after one ran in
+    2.2x its time (117 ms against 54 ms rested). Taking turns at going first where the .npy and the
+    sidecar fit in the page cache together; else in two phases, each after its file was paged in."""
+    npy, sidecar = path.with_suffix(".npy"), sidecar_path(path)
+    alternate = fits_in_memory(npy, sidecar)
+    page_in(npy) if alternate else page_in(npy, sidecar)
+    mapped = {"npy": np.load(npy, mmap_mode="r")}  # unmapped before a second phase: its pages can go
+    lengths = np.concatenate(
+        [np.linalg.norm(mapped["npy"][lo : lo + 65536], axis=1) for lo in range(0, len(ids), 65536)]
+    )
     rows = table.rows(ids)
 
-    def floor(row: int) -> None:
+    def floor(i: int) -> None:
+        mm, row = mapped["npy"], rows[i]
         scores = (mm @ (mm[row] / np.linalg.norm(mm[row]))) / lengths
         scores[row] = -np.inf
         np.argpartition(-scores, 10)[:10]
 
     ours: list[float] = []
     theirs: list[float] = []
-    for turn, i in enumerate(rng.integers(0, len(ids), n + 1)):
-        calls = [(ours, lambda: table.most_similar(ids[i], k=10)), (theirs, lambda: floor(rows[i]))]
-        for times, call in calls[turn % 2 :] + calls[: turn % 2]:
+    calls = [(theirs, floor), (ours, lambda i: table.most_similar(ids[i], k=10))]
+    queries = rng.integers(0, len(ids), n + 1)
+    if alternate:
+        turns = [calls[t % 2 :] + calls[: t % 2] for t in range(n + 1)]
+    else:
+        turns = [calls[:1]] * (n + 1) + [calls[1:]] * (n + 1)
+    for turn, calls_now in enumerate(turns):
+        if not alternate and turn == n + 1:
+            mapped.clear()
+            page_in(sidecar, npy)
+        for times, call in calls_now:
             time.sleep(0.5)
             began = time.perf_counter()
-            call()
+            call(queries[turn % (n + 1)])
             times.append(1000 * (time.perf_counter() - began))
-    return {"p50": float(np.median(ours[1:])), "floor_p50": float(np.median(theirs[1:])), "repeats": n}
+    return {
+        "p50": float(np.median(ours[1:])),
+        "floor_p50": float(np.median(theirs[1:])),
+        "repeats": n,
+        "taking_turns": alternate,
+    }
 
 
 def by_kind_ms(
     path: Path, table: EntityTable, keys: dict[str, list[str]], batch: int, repeats: int, rng: np.random.Generator
 ) -> dict:
     """p50 ms of ``batch`` random entities named by id, QID or alias, side by side with the floor in one
-    loop: a dict (key -> row, built beforehand) and one fancy index of the memory-mapped .npy. Ours as
+    loop: a dict (key -> row, built beforehand) and one fancy index of the table's own sidecar, mapped
+    by numpy (:func:`sidecar_rows`; the offsets of the rows asked for, then the rows). Ours as
     users call it: ``vector_sums`` (the floor's work: rows, unnormalised) and ``lookup`` (normalised),
     by id, or of ``find(names, by=[kind])``. Wall time, and process CPU time (``_cpu``), which a loaded
     machine inflates less (at nice 10 under a load of 10, a call of 2 ms CPU took 6 ms); the three take
-    turns at going first, after ``repeats // 5`` untimed rounds (the first faults of both maps). Each
+    turns at going first, after ``repeats // 5`` untimed rounds, every page of both maps mapped. Each
     kind's index is built by a first call, timed apart with the peak of numpy's memory during it
     (``tracemalloc``, which numpy reports its arrays to: an N x H gather would show as gigabytes;
     Arrow's own pool is not counted)."""
-    mm = np.load(path.with_suffix(".npy"), mmap_mode="r")
+    view, row_at = sidecar_rows(sidecar_path(path), table.hidden_size)
+    stored = pa.ipc.open_file(pa.memory_map(str(sidecar_path(path)))).schema.names
+    lengths = table.column("sum_length").chunks if "sum_length" in stored else []  # none in a "before" run
+    map_pages(*(sums for _, sums in table.batches()), *(chunk.to_numpy() for chunk in lengths))
     result = {}
     for kind, names in keys.items():
         index = {name: i for i, name in enumerate(names)}
@@ -185,7 +252,7 @@ def by_kind_ms(
             table.lookup(ids) if normalise else table.vector_sums(ids)
 
         calls = {
-            "floor": lambda query: mm[np.array([index[q] for q in query])],
+            "floor": lambda query: view[row_at[np.array([index[q] for q in query])]],
             "vector_sums": lambda query: ours(query, False),
             "lookup": lambda query: ours(query, True),
         }
@@ -268,8 +335,10 @@ def main() -> None:
         path = Path(tmp) / "table.parquet"
         sums = synthetic_sums(path.with_suffix(".npy"), len(ids), args.hidden, rng)
         write_seconds = write_synthetic(path, ids, qids, aliases, sums)
-        del sums
-        page_in(sidecar_path(path), path.with_suffix(".npy"))
+        keys = {"id": ids, "qid": qids, "alias": [a[0] for a in aliases]}
+        del sums, aliases  # 5M lists of one alias: 0.3 GB less beside the page cache
+        page_in(sidecar_path(path), path.with_suffix(".npy"))  # the .npy's pages dropped: it waits till its floor
+        sidecar_fits = fits_in_memory(sidecar_path(path))
         load = os.getloadavg()
         rss = {"before_open": rss_mb()}
         began = time.perf_counter()
@@ -277,7 +346,6 @@ def main() -> None:
         open_seconds = time.perf_counter() - began
         rss["after_open"] = rss_mb()
         opens = open_ms(path)
-        keys = {"id": ids, "qid": qids, "alias": [a[0] for a in aliases]}
         kinds = by_kind_ms(path, table, keys, 1024, args.repeats, rng)
         ratios = {"open": opens[0] / opens[1]}
         for k, v in kinds.items():
@@ -296,6 +364,7 @@ def main() -> None:
             "hidden": args.hidden,
             "parquet_mb": path.stat().st_size / 2**20,
             "sidecar_mb": sidecar_path(path).stat().st_size / 2**20,
+            "sidecar_fits_in_memory_available": sidecar_fits,
             "write_seconds": write_seconds,
             "open_seconds": open_seconds,
             "lookup_ms": lookup,

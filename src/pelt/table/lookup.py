@@ -5,6 +5,7 @@ alias), their vectors at a norm L, and the check that a model is the one the tab
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -18,8 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pelt.table.format import BUILD_KEY, META_KEY, file_digest, memory_map_table
+from pelt.table.format import BUILD_KEY, LENGTH_FIELD, META_KEY, file_digest, memory_map_table, sum_lengths
 from pelt.table.hub import download_table, push_table
+from pelt.table.keys import KeyIndex, as_strings
 from pelt.table.merge import FrequencyRule, write_merged
 from pelt.table.model_check import model_mismatch
 from pelt.table.similar import most_similar
@@ -31,159 +33,23 @@ logger = logging.getLogger(__name__)
 
 Missing = Literal["error", "zero"]
 FindBy = Literal["id", "qid", "alias"]
+Extra = Literal["none", "lengths", "counts"]  # what a gather reads beside the sums
 
 
-_MASK = (1 << 64) - 1
-_BASE = 0x100000001B3  # odd (FNV's prime): the hash's multiplier, invertible mod 2**64
-_HASH_BYTES = 1 << 16  # bytes hashed per numpy step: the power tables' length (512 KiB each)
-_SCAN = 16  # longest bucket scanned (about one key a bucket); a longer one, crafted, is binary-searched
-
-
-def _hash_one(key: str) -> int:
-    """:func:`_hashes` of one string, in Python: ``id in table`` asks this per mention, where a numpy
-    call for one string would cost ten times as long."""
-    value, power = 0, 1
-    for byte in key.encode():
-        value = (value + (byte + 1) * power) & _MASK
-        power = (power * _BASE) & _MASK
-    return value
-
-
-@functools.lru_cache(maxsize=1)
-def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
-    """BASE**i and BASE**-i mod 2**64 for i < ``length``, uint64: kept, as every batch of keys needs them."""
-    tables = np.empty((2, length), np.uint64)
-    tables[:] = np.array([[_BASE], [pow(_BASE, -1, 1 << 64)]], np.uint64)  # exact: no float on the way
-    tables[:, 0] = 1
-    return tuple(np.cumprod(tables, axis=1, dtype=np.uint64))
-
-
-def _hashes(strings: pa.LargeStringArray) -> np.ndarray:
-    """sum((byte_i + 1) * BASE**i) mod 2**64 over each string's UTF-8 bytes, uint64, vectorised (no Python
-    object per string). Not a secure hash: equal hashes are only candidates, settled by comparing the
-    strings (:class:`_KeyIndex`), so colliding keys (crafted ones included) cost time, never a wrong row.
-
-    In three passes over the bytes: the sum over every byte of a step, each at its power of BASE from
-    the step's first byte (a table), summed cumulatively; a string's sum, the difference of two totals,
-    is then BASE**start times its hash, which BASE**-start (BASE is odd) brings back."""
-    offsets = np.frombuffer(strings.buffers()[1], np.int64)[strings.offset : strings.offset + len(strings) + 1]
-    data = np.frombuffer(strings.buffers()[2] or b"\0", np.uint8)
-    out = np.zeros(len(strings), np.uint64)
-    lo = 0
-    while lo < len(strings):
-        hi = max(lo + 1, int(np.searchsorted(offsets, offsets[lo] + _HASH_BYTES, side="right")) - 1)
-        first, last = int(offsets[lo]), int(offsets[hi])
-        powers, inverses = _powers(max(_HASH_BYTES, last - first))
-        terms = np.add(data[first:last], 1, dtype=np.uint64)
-        terms *= powers[: last - first]
-        total = np.zeros(last - first + 1, np.uint64)
-        np.cumsum(terms, out=total[1:])
-        starts = offsets[lo : hi + 1] - first
-        out[lo:hi] = (total[starts[1:]] - total[starts[:-1]]) * inverses[starts[:-1]]  # wraps mod 2**64
-        lo = hi
-    return out
-
-
-def _strings(values: Sequence[str | None]) -> pa.LargeStringArray:
-    """``values`` as one Arrow array; where they are all ASCII ``str`` (most titles and every QID), from
-    their concatenation and lengths, in half the time of ``pa.array``, which takes them one by one."""
-    values = list(values)
+@contextlib.contextmanager
+def _row_buffers(width: int) -> Iterator[None]:
+    """numpy's cast buffers one row long (where the width is a multiple of 16, as numpy requires): its
+    default buffer, 8,192 values, spans rows, and each row's scale is then copied out to every value
+    of the buffer; with a row a buffer, ``scaled`` takes a third less time (1,024 x 768: 0.25 ms
+    against 0.37). Each value is computed as before, to the bit."""
+    if width < 16 or width % 16:
+        yield
+        return
+    default = np.setbufsize(width)  # numpy's setting is per thread (a context variable in numpy 2)
     try:
-        text = "".join(values)
-    except TypeError:  # None (a null) or not a string: Arrow says which
-        return pa.array(values, pa.large_string())
-    if not text.isascii():  # lengths in characters would not be lengths in bytes
-        return pa.array(values, pa.large_string())
-    offsets = np.zeros(len(values) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, values), np.int64, len(values)), out=offsets[1:])
-    return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(text.encode()))
-
-
-class _KeyIndex:
-    """The row each key of a string column names (entity ids, QIDs, aliases, case-folded or not), found
-    for a batch of keys in a few numpy calls: a 64-bit hash of every key (:func:`_hashes`), sorted, is
-    looked up in buckets by its top bits and the hit confirmed by comparing the strings in Arrow.
-
-    A hash, not the sorted strings: Wikipedia titles share long prefixes (82 % of them share their
-    first 8 bytes with another), which made a search over the strings a binary search in Arrow calls;
-    and not ``pc.index_in`` or a dict, which rebuild a hash table of every key per call or hold a
-    Python object per key. Buckets, not ``np.searchsorted``: a binary search of 1M hashes misses the
-    cache about ten times a key, a bucket (where it starts, then its key or two) twice. 20 to 24 bytes
-    a key (hash, position, bucket starts; an alias's row 8 more) beside the keys themselves; built once.
-
-    A key of several rows (an alias of two entities; two ids equal but for case) names the row of
-    highest ``priority`` (frequency), then the first. ``rows``: each key's row, where that is not its
-    position (aliases, several a row).
-    """
-
-    def __init__(self, keys: pa.LargeStringArray, priority: np.ndarray, rows: np.ndarray | None = None):
-        self._keys = keys
-        hashes = _hashes(keys)
-        valid = np.flatnonzero(keys.is_valid().to_numpy(zero_copy_only=False))
-        row = valid if rows is None else rows[valid]
-        order = valid[np.lexsort((row, -priority[valid], hashes[valid]))]
-        self._hashes, order = self._first_of_each_key(hashes[order], order)
-        self._positions, self._rows = order, None if rows is None else rows[order]
-        bits = max(1, len(order).bit_length())  # 2**bits buckets: one key a bucket or fewer
-        self._shift = np.uint64(64 - bits)
-        self._starts = np.zeros((1 << bits) + 1, np.int32 if len(order) < 2**31 else np.int64)
-        np.cumsum(np.bincount((self._hashes >> self._shift).astype(np.intp), minlength=1 << bits), out=self._starts[1:])
-
-    def _first_of_each_key(self, hashes: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``hashes`` and ``order`` (positions in the keys, by hash then preference) less every position
-        whose key an earlier one of its hash already is: repeated keys in Arrow, true collisions in Python."""
-        same = np.zeros(len(order), bool)
-        same[1:] = hashes[1:] == hashes[:-1]
-        repeats = np.flatnonzero(same)
-        if not len(repeats):
-            return hashes, order
-        run = np.maximum.accumulate(np.where(same, 0, np.arange(len(order))))  # where each hash's run starts
-        equal = pc.equal(self._keys.take(order[repeats]), self._keys.take(order[run[repeats]]))
-        drop = np.zeros(len(order), bool)
-        drop[repeats] = equal.to_numpy(zero_copy_only=False)
-        for i in repeats[~drop[repeats]]:  # a key whose hash another key has: rare
-            earlier = {self._keys[int(j)].as_py() for j in order[run[i] : i][~drop[run[i] : i]]}
-            drop[i] = self._keys[int(order[i])].as_py() in earlier
-        return hashes[~drop], order[~drop]
-
-    def find_one(self, key: str) -> int:
-        """Row of one key, -1 where absent, in microseconds: injection asks ``id in table`` per mention."""
-        value = np.uint64(_hash_one(key))
-        at = int(np.searchsorted(self._hashes, value))
-        while at < len(self._hashes) and self._hashes[at] == value:
-            if self._keys[int(self._positions[at])].as_py() == key:
-                return int(self._positions[at] if self._rows is None else self._rows[at])
-            at += 1
-        return -1
-
-    def _search(self, wanted: np.ndarray) -> np.ndarray:
-        """Where each hash first is among the sorted ones, if it is (else a position that holds another):
-        its bucket's start, moved past the smaller hashes of its bucket, one step for all at a time."""
-        bucket = (wanted >> self._shift).astype(np.intp)
-        at, final = self._starts[bucket].astype(np.intp), self._starts[bucket + 1] - 1  # a bucket's first, last
-        last = len(self._hashes) - 1
-        longest = int((final - at).max(initial=-1)) + 1
-        if longest > _SCAN:  # keys crafted into one bucket: a binary search, whatever their number
-            return np.minimum(np.searchsorted(self._hashes, wanted), last)
-        for _ in range(longest - 1):  # the last of a bucket is reached past the others
-            at += (at < final) & (self._hashes[np.minimum(at, last)] < wanted)
-        return np.minimum(at, last)
-
-    def find(self, queries: pa.LargeStringArray) -> np.ndarray:
-        """Row of each query, -1 where absent (or null)."""
-        if not len(self._hashes):
-            return np.full(len(queries), -1, np.int64)
-        wanted = _hashes(queries)
-        at = self._search(wanted)
-        hit = self._hashes[at] == wanted
-        positions = self._positions[at]
-        equal = pc.equal(self._keys.take(positions), queries)
-        equal = hit & pc.fill_null(equal, False).to_numpy(zero_copy_only=False)
-        found = np.where(equal, positions if self._rows is None else self._rows[at], -1)
-        for i in np.flatnonzero(hit & ~equal):  # the hash of another key: look further along its run
-            if queries[int(i)].is_valid:
-                found[i] = self.find_one(queries[int(i)].as_py())
-        return found
+        yield
+    finally:
+        np.setbufsize(default)
 
 
 class _FileRows:
@@ -198,21 +64,26 @@ class _FileRows:
             floats, shape=(max(0, len(floats) - width + 1), width), strides=(4, 4), writeable=False
         )
         self._ints = np.frombuffer(data, np.int64, count=data.size // 8)
+        self._doubles = np.frombuffer(data, np.float64, count=data.size // 8)
         self._width = width
-        columns = [(b.column("vector_sum").flatten(), b.column("n_sentences"), b.column("frequency")) for b in batches]
-        self._vector_at = np.array([_offset(data, v, 4) for v, _, _ in columns], np.int64)
-        self._n_at = np.array([_offset(data, n, 8) for _, n, _ in columns], np.int64)
-        self._freq_at = np.array([_offset(data, f, 8) for _, _, f in columns], np.int64)
 
-    def gather(self, starts: np.ndarray, rows: np.ndarray, counts: bool) -> tuple[np.ndarray, ...]:
-        """Sums of ``rows`` (each in the table), given each batch's first row; then, with ``counts``, their
-        n_sentences and frequency (two cache misses a row that :meth:`EntityTable.lookup` does without)."""
+        def at(column: str, size: int) -> np.ndarray:
+            return np.array([_offset(data, b.column(column), size) for b in batches], np.int64)
+
+        self._vector_at = np.array([_offset(data, b.column("vector_sum").flatten(), 4) for b in batches], np.int64)
+        self._n_at, self._freq_at, self._length_at = at("n_sentences", 8), at("frequency", 8), at(LENGTH_FIELD.name, 8)
+
+    def gather(self, starts: np.ndarray, rows: np.ndarray, extra: Extra) -> tuple[np.ndarray, ...]:
+        """Sums of ``rows`` (each in the table), given each batch's first row; then their lengths (a
+        lookup's), or their n_sentences and frequency: a cache miss a column a row, read only if asked."""
         batch = np.searchsorted(starts, rows, side="right") - 1
         local = rows - starts[batch]
         sums = self._rows[self._vector_at[batch] + local * self._width]
-        if not counts:
-            return (sums,)
-        return sums, self._ints[self._n_at[batch] + local], self._ints[self._freq_at[batch] + local]
+        if extra == "lengths":
+            return sums, self._doubles[self._length_at[batch] + local]
+        if extra == "counts":
+            return sums, self._ints[self._n_at[batch] + local], self._ints[self._freq_at[batch] + local]
+        return (sums,)
 
 
 def _offset(data: pa.Buffer, array: pa.Array, size: int) -> int:
@@ -242,7 +113,7 @@ class EntityTable:
         self.metadata: dict[str, object] = json.loads(self._parquet_metadata[META_KEY])
         self.hidden_size: int = schema.field("vector_sum").type.list_size
         self.has_ids: bool = "qid" in schema.names  # the qid and aliases columns (format.ID_FIELDS)
-        self._keys: dict[tuple[FindBy, bool], _KeyIndex] = {}
+        self._keys: dict[tuple[FindBy, bool], KeyIndex] = {}
         self._found: tuple[list[str | None], tuple[str | None, ...], np.ndarray] | None = None  # see find()
 
     # What reading rows needs is set up on first use, so that opening costs what np.load does, about:
@@ -344,7 +215,7 @@ class EntityTable:
         if found is not None and ids is found[0] and tuple(ids) == found[1]:  # find's answer, unchanged
             rows = found[2].copy()
         else:
-            rows = self._index("id", False).find(_strings(ids))
+            rows = self._index("id", False).find(as_strings(ids))
         if missing == "error" and (rows < 0).any():
             unknown = [i for i, r in zip(ids, rows) if r < 0]
             raise KeyError(f"{len(unknown)} entities not in table {self.path}: {unknown[:20]}")
@@ -357,19 +228,19 @@ class EntityTable:
         By row rather than by id, for callers that aligned rows themselves (merging aligns every
         input's rows to the merged ids once, then reads them chunk by chunk).
         """
-        sums, n, freq = self._read(rows, counts=True)
+        sums, n, freq = self._read(rows, "counts")
         return sums, n, freq
 
-    def _read(self, rows: np.ndarray, counts: bool) -> tuple[np.ndarray, ...]:
-        """What :meth:`gather` reads, the counts only with ``counts`` (a lookup needs the sums alone)."""
+    def _read(self, rows: np.ndarray, extra: Extra) -> tuple[np.ndarray, ...]:
+        """Sums of ``rows`` and the ``extra`` columns :meth:`_FileRows.gather` reads, zeros for -1."""
         rows = np.asarray(rows, np.int64)
         if len(rows) and rows.max() >= len(self):
             raise IndexError(f"table {self.path} has {len(self)} rows, not {int(rows.max()) + 1}")
         known = rows >= 0
         if not len(self) or not known.any():
-            zeros = np.zeros((len(rows), self.hidden_size), np.float32), *np.zeros((2, len(rows)), np.int64)
-            return zeros if counts else zeros[:1]
-        read = self._file.gather(self._starts, np.where(known, rows, 0), counts)
+            columns = {"none": (), "lengths": (np.float64,), "counts": (np.int64, np.int64)}[extra]
+            return np.zeros((len(rows), self.hidden_size), np.float32), *(np.zeros(len(rows), t) for t in columns)
+        read = self._file.gather(self._starts, np.where(known, rows, 0), extra)
         if not known.all():
             for column in read:
                 column[~known] = 0
@@ -377,7 +248,7 @@ class EntityTable:
 
     def vector_sums(self, ids: Sequence[str], missing: Missing = "error") -> np.ndarray:
         """The stored unnormalised sums [len(ids), H] (zeros for unknown ids with ``missing="zero"``)."""
-        return self._read(self.rows(ids, missing), counts=False)[0]
+        return self._read(self.rows(ids, missing), "none")[0]
 
     def counts(self, ids: Sequence[str], missing: Missing = "error") -> tuple[np.ndarray, np.ndarray]:
         """``(n_sentences, frequency)`` of each id (zeros for unknown ids with ``missing="zero"``)."""
@@ -390,26 +261,37 @@ class EntityTable:
         With ``missing="zero"`` unknown ids give zero rows instead of a KeyError.
         """
         rows = self.rows(ids, missing)
-        return self.scaled(self._read(rows, counts=False)[0], norm, ids, known=rows >= 0)
+        sums, lengths = self._read(rows, "lengths")
+        return self.scaled(sums, norm, ids, known=rows >= 0, lengths=lengths, out=sums)
 
     def scaled(
-        self, sums: np.ndarray, norm: float | None, ids: Sequence[str], known: np.ndarray | None = None
+        self,
+        sums: np.ndarray,
+        norm: float | None,
+        ids: Sequence[str],
+        known: np.ndarray | None = None,
+        lengths: np.ndarray | None = None,
+        out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """``L * sums / ||sums||`` row by row, float32; ValueError names the ``ids`` of zero sums among the
-        ``known`` rows (default: all). One definition for :meth:`lookup` and the exports, so that an
-        exported vector is exactly the looked-up one. In float64, as every table so far was read: scaling
-        in float32 is faster but moves vectors by an ulp, which bf16 fine-tuning turns into a tenth of a
+        """``L * sums / ||sums||`` row by row, float32, into ``out`` if given (``sums`` itself, where the
+        caller's copy may be overwritten); ValueError names the ``ids`` of zero sums among the ``known``
+        rows (default: all). One definition for :meth:`lookup` and the exports, so that an exported
+        vector is exactly the looked-up one. In float64, as every table so far was read: scaling in
+        float32 is faster but moves vectors by an ulp, which bf16 fine-tuning turns into a tenth of a
         point of accuracy (the demo's FewRel 1.0 5-1, seed 42: 58.10 against 57.98). The float64
-        values of ``np.linalg.norm`` and ``(sums * scale).astype(np.float32)``, bit for bit, in two
-        passes fewer: the squares and the product cast as numpy computes them, no float64 copy."""
-        lengths = np.sqrt(np.add.reduce(np.square(sums, dtype=np.float64), axis=1, keepdims=True))
+        values of ``np.linalg.norm`` and ``(sums * scale).astype(np.float32)``, bit for bit: the
+        ``lengths`` the sidecar stores (:func:`pelt.table.format.sum_lengths`, computed here when not
+        given), and the product cast as numpy computes it, with no float64 copy."""
+        lengths = (sum_lengths(sums) if lengths is None else lengths)[:, None]
         degenerate = lengths[:, 0] == 0
         if known is not None:
             degenerate &= known
         if degenerate.any():
             raise ValueError(f"table {self.path}: zero vector sum for {[ids[i] for i in np.flatnonzero(degenerate)]}")
         scale = (self.norm if norm is None else float(norm)) / np.where(lengths == 0, 1.0, lengths)
-        return np.multiply(sums, scale, dtype=np.float64, out=np.empty(sums.shape, np.float32), casting="unsafe")
+        out = np.empty(sums.shape, np.float32) if out is None else out
+        with _row_buffers(sums.shape[1]):
+            return np.multiply(sums, scale, dtype=np.float64, out=out, casting="unsafe")
 
     def batches(self) -> Iterator[tuple[pa.LargeStringArray, np.ndarray]]:
         """The ids and vector sums [rows, H] of each record batch, in id order, as zero-copy views of the
@@ -426,8 +308,8 @@ class EntityTable:
         row at once (the id indexes of :meth:`find`, merging)."""
         return pa.chunked_array([b.column(name) for b in self._batches], self._schema.field(name).type)
 
-    def _index(self, by: FindBy, ignore_case: bool) -> _KeyIndex:
-        """The :class:`_KeyIndex` of one kind of key (case-folded with ``ignore_case``), built on first use
+    def _index(self, by: FindBy, ignore_case: bool) -> KeyIndex:
+        """The :class:`KeyIndex` of one kind of key (case-folded with ``ignore_case``), built on first use
         from the columns alone (the frequency column, not the vectors, decides between rows of one key)."""
         if (by, ignore_case) not in self._keys:
             rows = None  # a key a row, in order
@@ -440,7 +322,7 @@ class EntityTable:
             keys = pc.utf8_lower(keys) if ignore_case else keys
             keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
             frequency = self.column("frequency").to_numpy()
-            self._keys[(by, ignore_case)] = _KeyIndex(keys, frequency if rows is None else frequency[rows], rows)
+            self._keys[(by, ignore_case)] = KeyIndex(keys, frequency if rows is None else frequency[rows], rows)
         return self._keys[(by, ignore_case)]
 
     def find(
@@ -465,7 +347,7 @@ class EntityTable:
             )
         if not len(self):
             return [None] * len(names)
-        queries = _strings(names)
+        queries = as_strings(names)
         if ignore_case:
             queries = pc.utf8_lower(queries)
         found = np.full(len(queries), -1, np.int64)

@@ -3,8 +3,8 @@
 
 Cosine similarity does not depend on L, so it is computed on the stored sums: a pass over the
 memory-mapped record batches on every CPU, a dot product per row (:data:`_DOT`), divided by the row
-lengths (computed by the first query and kept), never an N x H array in memory (4 bytes a row: the
-scores); 1M x 768 answers in a tenth of a second (``benchmarks/README.md``, "Entity table").
+lengths (the sidecar's, read by the first query and kept), never an N x H array in memory (4 bytes a
+row: the scores); 1M x 768 answers in a tenth of a second (``benchmarks/README.md``, "Entity table").
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
+import pyarrow as pa
+
+from pelt.table.format import LENGTH_FIELD
 
 
 class Rows(Protocol):
@@ -25,6 +28,7 @@ class Rows(Protocol):
     path: object
 
     def batches(self) -> Iterator[tuple[object, np.ndarray]]: ...
+    def column(self, name: str) -> pa.ChunkedArray: ...
     def rows(self, ids: Sequence[str]) -> np.ndarray: ...
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, ...]: ...
     def ids_at(self, rows: Sequence[int]) -> list[str]: ...
@@ -60,13 +64,10 @@ _LENGTHS: weakref.WeakKeyDictionary[Rows, np.ndarray] = weakref.WeakKeyDictionar
 
 
 def lengths(table: Rows) -> np.ndarray:
-    """||sum|| of every row, float32 [N]: computed once per table (4 bytes an entity), so that later
-    queries read each row once."""
+    """||sum|| of every row, float32 [N]: the lengths the sidecar stores, read once per table (4 bytes
+    an entity), so that no query reads a row twice."""
     if table not in _LENGTHS:
-        batches = _batches(table)
-        norms = np.empty(batches[-1][1].stop if batches else 0, np.float32)
-        _each(batches, lambda sums, rows: np.einsum("ij,ij->i", sums, sums, out=norms[rows]))
-        _LENGTHS[table] = np.sqrt(norms, out=norms)
+        _LENGTHS[table] = table.column(LENGTH_FIELD.name).to_numpy().astype(np.float32)
     return _LENGTHS[table]
 
 

@@ -15,13 +15,13 @@ from conftest import REPO
 from safetensors.numpy import load_file
 
 import pelt.table.format
-import pelt.table.lookup
+import pelt.table.keys
 import pelt.table.similar
 from pelt.cli import main
 from pelt.table import EntityTable, write_table
 from pelt.table.export import export_table, ids_path
 from pelt.table.hub import dataset_card, upload_dataset, write_dataset_folder
-from pelt.table.lookup import _hash_one, _hashes, _strings
+from pelt.table.keys import as_strings, hash_one, key_hashes
 
 H = 6
 META = {
@@ -46,7 +46,7 @@ def small_batches(monkeypatch) -> None:
 def search(request, monkeypatch) -> None:
     """Either way to a hash among the sorted ones: scanning its bucket (always, however long), or
     ``np.searchsorted`` (always), which a bucket longer than ``_SCAN``, crafted, falls back to."""
-    monkeypatch.setattr(pelt.table.lookup, "_SCAN", 10**9 if request.param == "buckets" else -1)
+    monkeypatch.setattr(pelt.table.keys, "_SCAN", 10**9 if request.param == "buckets" else -1)
 
 
 @pytest.fixture
@@ -100,13 +100,13 @@ def test_rows_find_every_id_and_nothing_else(tmp_path, small_batches, search):
     assert not any(name in table for name in absent) and all(name in table for name in ids)
     # the index's hash, by its definition, in numpy and in Python alike
     expected = [sum((b + 1) * 0x100000001B3**i for i, b in enumerate(k.encode())) % 2**64 for k in order]
-    assert _hashes(pa.array(order, pa.large_string())).tolist() == expected == [_hash_one(k) for k in order]
+    assert key_hashes(pa.array(order, pa.large_string())).tolist() == expected == [hash_one(k) for k in order]
 
 
 def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batches, monkeypatch, search):
     """A 64-bit polynomial hash has collisions that can be crafted: they cost time, never a wrong row."""
-    monkeypatch.setattr(pelt.table.lookup, "_hashes", lambda strings: np.zeros(len(strings), np.uint64))
-    monkeypatch.setattr(pelt.table.lookup, "_hash_one", lambda key: 0)
+    monkeypatch.setattr(pelt.table.keys, "key_hashes", lambda strings: np.zeros(len(strings), np.uint64))
+    monkeypatch.setattr(pelt.table.keys, "hash_one", lambda key: 0)
     ids = [f"E{i}" for i in range(40)]
     aliases = [[f"a{i % 7}", f"b{i}"] for i in range(40)]
     write_table(tmp_path / "t.parquet", ids, np.ones((40, H)), [1] * 40, np.arange(40) % 5, META, aliases=aliases)
@@ -124,16 +124,32 @@ def test_keys_of_one_hash_are_told_apart_by_their_strings(tmp_path, small_batche
     assert table.find(["B17", "A3"], ignore_case=True) == ["E17", "E24"]
 
 
+@pytest.mark.parametrize("colliding", [False, True])
+def test_a_key_of_several_rows_names_the_most_frequent_then_the_first(tmp_path, small_batches, monkeypatch, colliding):
+    """Ties of a hash are put in order of preference apart (the sort by hash leaves them in any order):
+    the most frequent row, then the first, whether the keys are one (an alias of several entities)
+    or only share a hash."""
+    if colliding:
+        monkeypatch.setattr(pelt.table.keys, "key_hashes", lambda strings: np.zeros(len(strings), np.uint64))
+        monkeypatch.setattr(pelt.table.keys, "hash_one", lambda key: 0)
+    ids = [f"E{i}" for i in range(40)]
+    aliases = [[f"a{i % 7}"] for i in range(40)]
+    write_table(tmp_path / "t.parquet", ids, np.ones((40, H)), [1] * 40, np.arange(40) % 5, META, aliases=aliases)
+    table = EntityTable.open(tmp_path / "t.parquet")
+    # a4: E4, E11, ..., E39, of which E4 and E39 are the most frequent (4): E39 is the first row ("E39" < "E4")
+    assert table.find(["a4", "a3", "A4"], by=["alias"], ignore_case=True) == ["E39", "E24", "E39"]
+
+
 def test_names_become_one_arrow_array_as_pa_array_makes_it():
     """The ASCII names' shortcut (one join) gives what ``pa.array`` gives, and anything else goes there."""
     for names in (["Paris", "", "Q90", "a b"], [], ["Zürich", "Paris"], ["Paris", None], ("x", "\U0001f600")):
-        assert _strings(names).equals(pa.array(list(names), pa.large_string())), names
-    assert _strings(["ab", "c"]).to_pylist() == ["ab", "c"] and _hashes(_strings(["ab", "c"])).tolist() == [
-        _hash_one("ab"),
-        _hash_one("c"),
+        assert as_strings(names).equals(pa.array(list(names), pa.large_string())), names
+    assert as_strings(["ab", "c"]).to_pylist() == ["ab", "c"] and key_hashes(as_strings(["ab", "c"])).tolist() == [
+        hash_one("ab"),
+        hash_one("c"),
     ]
     with pytest.raises(pa.ArrowTypeError):
-        _strings(["Paris", 3])
+        as_strings(["Paris", 3])
 
 
 def test_most_similar_is_the_same_on_one_thread_or_several(table, monkeypatch):

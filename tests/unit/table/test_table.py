@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pelt.table.format
+import pelt.table.keys
 import pelt.table.lookup
 from pelt.encoding.models import load_masked_lm
 from pelt.logs import corpus_language
@@ -180,27 +181,13 @@ def test_a_sidecar_is_built_from_the_batches_iter_batches_cuts(tmp_path, monkeyp
         assert [b.to_pydict() for b in got] == [b.to_pydict() for b in want], group
 
 
-def test_lookup_scales_in_float64_bit_for_bit(tmp_path):
-    """The float64 definition of E(e) = L * sum / ||sum||, as every table was read, to the bit, at any
-    magnitude; two passes fewer than computing it as written."""
-    rng = np.random.default_rng(2)
-    sums = (rng.normal(size=(300, H)) * 10.0 ** rng.integers(-30, 30, size=(300, 1))).astype(np.float32)
-    ids = [f"E{i}" for i in range(300)]
-    write_table(tmp_path / "t.parquet", ids, sums, [1] * 300, [1] * 300, META)
-    table = EntityTable.open(tmp_path / "t.parquet")
-    wide = sums.astype(np.float64)
-    for norm in (None, 3.3):
-        want = (wide * ((norm or 7.0) / np.linalg.norm(wide, axis=1, keepdims=True))).astype(np.float32)
-        assert table.lookup(ids, norm=norm).view(np.uint32).tolist() == want.view(np.uint32).tolist()
-
-
 def test_rows_of_the_ids_find_returned_are_not_searched_again(ids_table, monkeypatch):
     """``lookup(find(names))`` searches once: the rows of find's answer are kept, and used for that very
     list only while it is unchanged."""
     found = ids_table.find(["Q90", "nobody", "Ada"])
     searched: list[int] = []
-    real = pelt.table.lookup._KeyIndex.find
-    monkeypatch.setattr(pelt.table.lookup._KeyIndex, "find", lambda i, q: searched.append(len(q)) or real(i, q))
+    real = pelt.table.keys.KeyIndex.find
+    monkeypatch.setattr(pelt.table.keys.KeyIndex, "find", lambda i, q: searched.append(len(q)) or real(i, q))
     np.testing.assert_array_equal(ids_table.lookup(found, missing="zero")[0], ids_table.lookup(["Paris"])[0])
     assert ids_table.rows(found, missing="zero").tolist() == [1, -1, 0] and searched == [1]
     with pytest.raises(KeyError, match=r"\[None\]"):
@@ -210,14 +197,18 @@ def test_rows_of_the_ids_find_returned_are_not_searched_again(ids_table, monkeyp
     assert ids_table.rows(list(found)).tolist() == [1, 3, 0] and searched == [1, 3, 3]
 
 
-def _forge_sidecar(parquet, vectors: np.ndarray, metadata: dict) -> None:
+def _forge_sidecar(parquet, vectors: np.ndarray, metadata: dict, lengths: np.ndarray | None = None) -> None:
     """A sidecar of other rows and metadata, beside an untouched Parquet file, with every digest a sidecar
-    could carry consistent: that of the Parquet file's bytes and of each batch's own bytes."""
+    could carry consistent: that of the Parquet file's bytes and of each batch's own bytes; and the
+    lengths of its vectors, unless ``lengths`` are given."""
     rows = pq.read_table(parquet)
     ids = rows.schema.field("entity_id").with_type(pa.large_string())
     rows = rows.set_column(0, ids, rows.column("entity_id").cast(pa.large_string()))
-    flat = pa.array(vectors.astype(np.float32).ravel())
+    vectors = vectors.astype(np.float32)
+    flat = pa.array(vectors.ravel())
     rows = rows.set_column(3, rows.schema.field("vector_sum"), pa.FixedSizeListArray.from_arrays(flat, H))
+    lengths = np.linalg.norm(vectors.astype(np.float64), axis=1) if lengths is None else lengths
+    rows = rows.append_column(pelt.table.format.LENGTH_FIELD, pa.array(lengths, pa.float64()))
     schema_metadata = {
         **rows.schema.metadata,
         b"pelt": json.dumps(metadata).encode(),
