@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from demo_run import REPO, planned_jobs, snakemake
+from html_pages import html_rows
 from two_wikis import write_mlama_release, write_wiki
 
 from pelt.table import EntityTable
@@ -51,7 +52,12 @@ def write_run(workdir, model_dir) -> dict:
     return config
 
 
-TARGETS = ("results/eval/summary/mlama.md", "results/eval/report/mlama.svg", "results/eval/report/input_quality.csv")
+TARGETS = (
+    "results/eval/summary/mlama.md",
+    "results/eval/report/mlama.svg",
+    "results/eval/report/input_quality.csv",
+    "results/eval/report/coverage.html",
+)
 
 
 def test_the_docs_two_languages_plan_a_merged_table_and_mlama_with_each(tmp_path, multilingual_model_dirs):
@@ -120,3 +126,9 @@ def test_the_docs_two_languages_run_to_tables_and_mlama_side_by_side(tmp_path, m
     with open(results / "eval" / "report" / "input_quality.csv", newline="", encoding="utf-8") as fh:
         quality = {(r["domain"], r["count"]): int(r["value"]) for r in csv.DictReader(fh)}
     assert quality["wiki_all", "samples"] == len(samples) and ("wiki_all", "skipped_no_qid_entities_wiki_fr") in quality
+    page = html_rows((results / "eval" / "report" / "coverage.html").read_text(encoding="utf-8"))
+    assert ["wiki_all", "tiny", "multilingual"] in [row[:3] for row in page]  # the merged table's row
+    per_language = [row for row in page if row[:2] == ["wiki_all", "tiny"] and row[2] in merged.metadata["coverage"]]
+    assert [(row[2], row[3], int(row[5])) for row in per_language] == [
+        (corpus, given["language"], given["sentences"]) for corpus, given in merged.metadata["coverage"].items()
+    ]

@@ -151,7 +151,7 @@ def plot_coverage(coverage_csv: str | os.PathLike[str], out_svg: str | os.PathLi
     labels = []
     colours = {"not found": "#BBBBBB"}  # one colour per series, whichever bar it is in
     for i, row in enumerate(rows):
-        n = {k: int(v or 0) for k, v in row.items() if k not in ("domain", "model")}
+        n = {k: int(v or 0) for k, v in row.items() if k not in ("domain", "model", "language")}
         found = sum(n[m] for m in methods)
         segments = [
             [(m.removeprefix("found_by_").replace("_", " "), n[m]) for m in methods] + [("not found", n["not_found"])],

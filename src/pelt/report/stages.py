@@ -37,10 +37,11 @@ def write_coverage(
     alias, string ...), names not found, names whose entity is in the table; and, in entities (several
     names can link to one), those found and those in the table (found and with at least one sentence).
     """
-    rows = []
+    rows, languages = [], []
     for (domain, model), table_path in sorted(tables.items()):
         entities = pq.read_table(task_entities[domain], columns=["name", "qid", "entity_id", "how"]).to_pylist()
         table = EntityTable.open(table_path)
+        languages += _language_rows(domain, model, table.metadata)
         wanted = {(e["name"], e["qid"]) for e in entities}
         found = {e["entity_id"] for e in entities if e["entity_id"]}
         how = Counter(e["how"] for e in entities if e["entity_id"])
@@ -48,6 +49,7 @@ def write_coverage(
             {
                 "domain": domain,
                 "model": model,
+                "language": table.metadata.get("language") or "",
                 "wanted": len(wanted),
                 **{f"found_by_{method}": n for method, n in sorted(how.items())},
                 "not_found": sum(1 for e in entities if not e["entity_id"]),
@@ -69,10 +71,49 @@ def write_coverage(
         "name one)."
     )
     missing = _not_found_lines(task_entities)
-    write_page(out_html, "Linking coverage", markdown_html("\n".join([intro, "", *table_lines, *missing]) + "\n"))
+    per_language = _language_lines(languages)
+    write_page(
+        out_html,
+        "Linking coverage",
+        markdown_html("\n".join([intro, "", *table_lines, *per_language, *missing]) + "\n"),
+    )
     for row in rows:
         logger.info("coverage %s", ", ".join(f"{k} = {v}" for k, v in row.items()))
     return rows
+
+
+LANGUAGE_COLUMNS = ("entities", "sentences", "entities_without_qid", "sentences_without_qid")
+
+
+def _language_rows(domain: str, model: str, metadata: Mapping[str, object]) -> list[dict]:
+    """What each language's corpus gave a table: for a merged table its metadata's ``coverage`` (one
+    row per corpus, :func:`pelt.sampling.merge.merge_samples`); a one-language table gives none, its
+    language being the main table's column."""
+    coverage = metadata.get("coverage")
+    if not isinstance(coverage, Mapping):
+        return []
+    return [
+        {"domain": domain, "model": model, "corpus": corpus, "language": given.get("language") or ""}
+        | {key: int(given.get(key, 0)) for key in LANGUAGE_COLUMNS}
+        for corpus, given in coverage.items()
+    ]
+
+
+def _language_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
+    """The merged tables' per-language table: which corpus (language) gave how many entities and
+    sampled sentences, and how many it had without a QID (left out, since the merge keys on QIDs)."""
+    if not rows:
+        return []
+    header = ["domain", "model", "corpus", "language", *LANGUAGE_COLUMNS]
+    return [
+        "",
+        "What each language gave the merged tables (entities and sampled sentences; those without a QID are "
+        "left out of the merge):",
+        "",
+        "| " + " | ".join(k.replace("_", " ") for k in header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(row[k]) for k in header) + " |" for row in rows),
+    ]
 
 
 def _md_cell(text: str) -> str:

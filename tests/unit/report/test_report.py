@@ -193,6 +193,7 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
         "representation": "test",
         "max_seq_len": 8,
         "norm": 7.0,
+        "language": "en",
     }
     write_table(tmp_path / "t.parquet", ["Bob", "Q1"], np.ones((2, 4)), [1, 2], [1, 2], meta)  # Q3 has no sentence
     out = write_coverage(
@@ -204,6 +205,7 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     expected = {
         "domain": "wiki",
         "model": "demo",
+        "language": "en",
         "wanted": 5,
         "found_by_alias": 1,
         "found_by_qid": 2,
@@ -227,6 +229,38 @@ def test_coverage_counts_linking_methods_and_table_rows(tmp_path: Path):
     drawn = texts[texts.index("wiki / demo: vector") + 1 : texts.index(title)]
     assert drawn == ["1", "2", "1", "1", "5", "3", "1", "1", "5"]
     assert "task-entity names" in texts and "found, no sentence" in texts
+
+
+def test_coverage_of_a_merged_table_says_what_each_language_gave(tmp_path: Path):
+    """A table merged over languages: its row says ``multilingual``, and a table below lists each
+    corpus's language, entities and sentences, and what it had without a QID, as the metadata holds."""
+    row = dict(zip(TASK_ENTITIES_SCHEMA.names, ("Berlin", "Q64", "Q64", "qid")))
+    pq.write_table(pa.Table.from_pylist([row], schema=TASK_ENTITIES_SCHEMA), tmp_path / "te.parquet")
+    coverage = {
+        "wiki_de": {"language": "de", "entities": 5, "sentences": 31, "entities_without_qid": 2},
+        "wiki_fr": {"language": "fr", "entities": 4, "sentences": 17, "sentences_without_qid": 3},
+    }
+    meta = {"model": "m", "revision": "local", "hidden_size": 4, "representation": "test", "max_seq_len": 8}
+    meta |= {"norm": 7.0, "language": "multilingual", "languages": ["de", "fr"], "coverage": coverage}
+    write_table(tmp_path / "t.parquet", ["Q64"], np.ones((1, 4)), [3], [3], meta)
+    (out,) = write_coverage(
+        {"wiki_all": tmp_path / "te.parquet"},
+        {("wiki_all", "xlmr"): tmp_path / "t.parquet"},
+        tmp_path / "c.csv",
+        tmp_path / "c.html",
+    )
+    assert out["language"] == "multilingual" and out["entities_in_table"] == 1
+    page = html_rows((tmp_path / "c.html").read_text())
+    start = page.index(
+        ["domain", "model", "corpus", "language", "entities", "sentences"]
+        + ["entities without qid"]
+        + ["sentences without qid"]
+    )
+    assert page[start + 1 : start + 3] == [
+        ["wiki_all", "xlmr", "wiki_de", "de", "5", "31", "2", "0"],
+        ["wiki_all", "xlmr", "wiki_fr", "fr", "4", "17", "0", "3"],
+    ]
+    plot_coverage(tmp_path / "c.csv", tmp_path / "c.svg")  # the language column is not a count to draw
 
 
 def test_each_coverage_series_has_a_colour_of_its_own(tmp_path: Path):
