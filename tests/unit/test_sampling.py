@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from types import SimpleNamespace
 
 import pytest
 
@@ -143,3 +144,14 @@ def test_sentence_pool_keeps_the_papers_lengths_for_sample_and_frequency(spark, 
 def test_sampling_settings_refuse_a_sample_that_keeps_nothing(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="must be at least 1"):
         SamplingSettings(**bad)
+
+
+def test_sampling_settings_from_a_jobs_params_read_the_pool_where_the_rule_passes_one() -> None:
+    """Both sampling rules' scripts read their settings one way (workflow/rules/sampling.smk's params):
+    the corpus's sample with the paper's pool block, the merged sample without one."""
+    params = SimpleNamespace(max_per_entity=256, seed=7, min_frequency=2)
+    assert SamplingSettings.from_params(params) == SamplingSettings(256, 7, 2)
+    params.pool = {"tokenizer": "roberta-base", "min": 8, "max": 62}
+    assert SamplingSettings.from_params(params).pool == SentencePool("roberta-base", 8, 62)
+    params.pool = None  # the config's block absent: every sentence
+    assert SamplingSettings.from_params(params).pool is None

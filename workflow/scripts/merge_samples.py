@@ -23,11 +23,7 @@ counts, details = merge_samples(
     snakemake.output.samples,
     snakemake.output.frequencies,
     snakemake.output.ids,
-    SamplingSettings(
-        max_per_entity=snakemake.params.max_per_entity,
-        seed=snakemake.params.seed,
-        min_frequency=snakemake.params.min_frequency,
-    ),
+    SamplingSettings.from_params(snakemake.params),
     wanted=(resolved_entity_ids(snakemake.input.task_entities) if snakemake.params.on_demand else None),
 )
 write_counts(snakemake.output.counts, counts, stage=snakemake.rule, domain=snakemake.wildcards.domain, details=details)

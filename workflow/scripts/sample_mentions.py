@@ -6,7 +6,7 @@ start_job(snakemake.log[0], snakemake.threads)
 
 from pelt.linking.task_entities import resolved_entity_ids
 from pelt.logs import write_counts
-from pelt.sampling.sample import SamplingSettings, SentencePool, sample_mentions
+from pelt.sampling.sample import SamplingSettings, sample_mentions
 from pelt.spark import get_spark
 
 write_counts(
@@ -16,14 +16,7 @@ write_counts(
         snakemake.input.mentions,
         snakemake.output.samples,
         snakemake.output.frequencies,
-        SamplingSettings(
-            max_per_entity=snakemake.params.max_per_entity,
-            seed=snakemake.params.seed,
-            min_frequency=snakemake.params.min_frequency,
-            pool=(
-                SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if (pool := snakemake.params.pool) else None
-            ),
-        ),
+        SamplingSettings.from_params(snakemake.params),
         wanted=(resolved_entity_ids(snakemake.input.task_entities) if snakemake.params.on_demand else None),
     ),
     stage=snakemake.rule,

@@ -118,6 +118,19 @@ class SamplingSettings:
     min_frequency: int = 1
     pool: SentencePool | None = None
 
+    @classmethod
+    def from_params(cls, params: object) -> SamplingSettings:
+        """The settings a sampling job's ``snakemake.params`` carry (workflow/rules/sampling.smk maps the
+        config's ``sampling`` block to them; ``pool``, the ``sentence_tokens`` block, only where the
+        rule samples a corpus's own mentions): one reading for every rule that samples."""
+        pool = getattr(params, "pool", None)
+        return cls(
+            max_per_entity=params.max_per_entity,  # type: ignore[attr-defined]
+            seed=params.seed,  # type: ignore[attr-defined]
+            min_frequency=params.min_frequency,  # type: ignore[attr-defined]
+            pool=SentencePool(pool["tokenizer"], pool["min"], pool["max"]) if pool else None,
+        )
+
     def __post_init__(self) -> None:
         if self.max_per_entity < 1 or self.min_frequency < 1:
             raise ValueError(
