@@ -45,6 +45,7 @@ include: "workflow/rules/report.smk"
 
 onstart:
     check_machine()
+    check_finetuning_jobs()
 
 
 onsuccess:

@@ -1,7 +1,9 @@
 """A Wiki80-like task kind from outside pelt (issue 53): fine-tuned per training setting and seed, with
 its own summary, figure and headline sentence. Everything it takes is here: its package, five files,
-and one config line that names it (``task_kinds``); no file of pelt is edited. Its rule is pelt's
-template of the fine-tuning kinds (``pelt.registry.FINETUNING_RULES``), which names it after the kind.
+and one config line that names it (``task_kinds``); no file of pelt is edited. Its rules are pelt's
+template of the fine-tuning kinds (``pelt.registry.FINETUNING_RULES``): one for each of its tasks,
+named after the task, a job per setting (or, with ``finetuning_jobs: run``, one named after the kind,
+a job per run), which runs its job script once a run.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def run_toy(model, train, test, output, *, seed, variant, setting):
 KIND = register(
     TaskKind(
         "toyrel",
-        rules=FINETUNING_RULES,  # pelt's template gives it its rule, `toyrel`
+        rules=FINETUNING_RULES,  # pelt's template gives it its rules, named `toyrel`
         script=os.path.join(HERE, "job.py"),
         schema=os.path.join(HERE, "schema.yaml"),
         data_keys=("train", "test"),

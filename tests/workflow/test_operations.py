@@ -39,6 +39,7 @@ from demo_run import (
     jobs_of,
     kill_when,
     planned,
+    planned_jobs,
     snakemake,
     sorted_rows,
     start_snakemake,
@@ -119,6 +120,9 @@ def test_slurm_profile_names_real_rules_and_sizes_every_job(tmp_path):
             assert int(res["mem_mb"]) >= 16000, (rule, res)
         if rule in SPARK_RULES:
             assert threads >= 8 and int(res["mem_mb"]) >= 32000, (rule, threads, res)
+    # A job per fine-tuning run (the profile's `finetuning_jobs: run`): a setting's runs on as many GPUs
+    tuned = [job for job in planned_jobs(run.stdout) if job["rule"] in ("fewrel", "wiki80")]
+    assert len(tuned) == 54 and all(len(job["output"]) == 1 for job in tuned), tuned  # the demo's runs
     # The paper's Spark driver (config/paper.yaml) fits in every Spark job's allocation.
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["spark"]["driver_memory"]
     driver_mb = int(paper[:-1]) * {"m": 1, "g": 1024}[paper[-1]]
@@ -186,6 +190,41 @@ def test_slurm_submissions_and_local_rules(finished, tmp_path):
     assert "--gpus=1" in shard and "--mem 32000" in shard and "--cpus-per-task=8" in shard, shard
     assert "--gpus" not in corpus and "--mem 64000" in corpus and "--cpus-per-task=16" in corpus, corpus
     assert "-t 360" in corpus and "-t 240" in shard
+
+
+def test_a_cluster_run_of_a_setting_a_job_says_how_to_spread_it(tmp_path):
+    """Jobs that go to SLURM with a setting's fine-tuning runs in one job (`finetuning_jobs: setting`,
+    here as a --config on the command line that replaces the profile's) run each setting's runs in
+    series on one GPU: the run says so when it starts, and how to spread them; under the profile
+    alone it does not, nor on one machine (a local run, `--touch`: its start without the work). The
+    target, the demo model, is refused by the stand-in sbatch."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in FAKE_SLURM.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_SLURM_LOG=str(tmp_path / "log"))
+    write_config(tmp_path)
+    profile = ("--workflow-profile", str(REPO / "profiles" / "slurm"), "--slurm-init-seconds-before-status-checks", "1")
+    said = {}
+    for mode, args in [
+        ("profile", profile),
+        ("setting", ("--config", "finetuning_jobs=setting", *profile)),
+        ("local", ("--touch", "--cores", "1")),
+    ]:
+        run = subprocess.run(
+            [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path), *args]
+            + ["results/models/demo"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=300,
+        )
+        refused = run.returncode != 0 and "no cluster here" in run.stdout + run.stderr
+        assert refused == (mode != "local"), run.stdout[-3000:] + run.stderr[-3000:]
+        said[mode] = "finetuning_jobs: setting - each fine-tuning job runs" in run.stdout + run.stderr
+    assert said == {"profile": False, "setting": True, "local": False}
 
 
 # --- 2. A real Spark cluster ------------------------------------------------------------------

@@ -42,6 +42,18 @@ def test_finished_run_has_nothing_to_do(finished):
     assert planned(finished) == Counter()
 
 
+def test_a_job_per_run_instead_of_a_setting_reruns_the_finetuning_alone(finished):
+    """The suite's run has a setting's fine-tuning runs in one job (`finetuning_jobs: setting`, the
+    default); with a job per run each run is planned again, a job of its own of the kind's rule (the
+    jobs' inputs and params differ), and what reads the runs; nothing before them (docs/running.md)."""
+    runs = list((finished / "results" / "eval").glob("*/demo/*/*/seed*.json"))
+    assert {path.relative_to(finished).parts[2] for path in runs} == {"fewrel", "fewrel2", "wiki80"}
+    jobs = planned(finished, "--config", "finetuning_jobs=run")
+    assert jobs["fewrel"] + jobs["wiki80"] == len(runs), jobs
+    report = {"finetuning_summary", "finetuning_plot", "headline", "stage_times_plot", "all"}
+    assert set(jobs) <= {"fewrel", "wiki80", *report}, jobs
+
+
 def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tuple[Counter[str], str]:
     """The jobs a config change reruns outside the evaluation and the report (which always rerun after
     them), and the dry run's output. The change is a file merged over the run's config that keeps
@@ -58,7 +70,11 @@ def rerun_before_evaluation(workdir: Path, change: dict, tmp_path: Path) -> tupl
         for path in (rules / "evaluation.smk", rules / "report.smk", *(rules / "tasks").glob("*.smk"))
         for rule in re.findall(r"^rule (\w+):", path.read_text(), re.M)
     ]
-    evaluation += [kind.name for kind in registry.kinds_with_rules(registry.FINETUNING_RULES)]  # the template's
+    # the template's rules: a kind's (a job per run) or a task's (a job per setting, the suite's)
+    tasks = yaml.safe_load((workdir / "config" / "config.yaml").read_text())["tasks"]
+    kinds = registry.kinds_with_rules(registry.FINETUNING_RULES)
+    evaluation += [kind.name for kind in kinds]
+    evaluation += [name for name, task in tasks.items() if registry.kind_of(name, task) in kinds]
     return Counter({rule: n for rule, n in jobs.items() if rule not in {*evaluation, "all"}}), run.stdout
 
 

@@ -111,21 +111,37 @@ def test_a_toy_corpus_kinds_keys_are_its_own(tmp_path, monkeypatch):
     assert "corpora.notes.min_char: unknown key; did you mean 'min_chars'?" in out, out[-3000:]
 
 
+def _write_toy_finetuning_kind(workdir: Path, monkeypatch) -> None:
+    """The toy fine-tuning kind of tests/toy_kind.py and its task in the demo config, the kind's
+    package on the PYTHONPATH."""
+    write_kind(workdir / "kinds")
+    config = write_config(workdir)
+    config.update(CONFIG_LINE)
+    config["tasks"][KIND] = write_task(workdir, "wikipedia")
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(workdir / "kinds"), os.environ.get("PYTHONPATH", "")]))
+
+
+def _plan(workdir: Path, *args: str) -> list[dict]:
+    plan = snakemake(workdir, "-n", *args)
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    return planned_jobs(plan.stdout)
+
+
 def test_a_wiki80_like_kind_is_planned_from_its_own_package(tmp_path, monkeypatch):
     """Issue 53: the toy fine-tuning kind of tests/toy_kind.py, its package and one config line: pelt's
-    template gives it its rule (named after it) and the shared summary, figure and landing page take
-    its runs, as they take Wiki80's."""
-    write_kind(tmp_path / "kinds")
-    config = write_config(tmp_path)
-    config.update(CONFIG_LINE)
-    config["tasks"][KIND] = write_task(tmp_path, "wikipedia")
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "kinds"), os.environ.get("PYTHONPATH", "")]))
-    plan = snakemake(tmp_path, "-n")
-    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
-    jobs = planned_jobs(plan.stdout)
-    runs = sorted(job["output"][0] for job in jobs if job["rule"] == KIND)
-    wiki80 = {job["output"][0].split("/", 3)[3] for job in jobs if job["rule"] == "wiki80"}
+    template gives its task a rule (named after the task: one job per model and setting, which runs
+    every run of the setting, `finetuning_jobs: setting`) and the shared summary, figure and landing
+    page take its runs, as they take Wiki80's."""
+    _write_toy_finetuning_kind(tmp_path, monkeypatch)
+    jobs = _plan(tmp_path)
+    runs = sorted(path for job in jobs if job["rule"] == KIND for path in job["output"])
+    # one job a setting, each writing its setting's runs
+    assert sorted({path.split("/")[5] for path in job["output"]} for job in jobs if job["rule"] == KIND) == [
+        {"100%"},
+        {"50%"},
+    ]
+    wiki80 = {path.split("/", 3)[3] for job in jobs if job["rule"] == "wiki80" for path in job["output"]}
     variants = {path.split("/")[1] for path in wiki80}  # as Wiki80's, on the same domain
     assert {"baseline", "pelt", "permuted", "random"} <= variants
     assert runs == sorted(
@@ -140,3 +156,74 @@ def test_a_wiki80_like_kind_is_planned_from_its_own_package(tmp_path, monkeypatc
     assert figure["output"] == [f"results/eval/report/{KIND}.svg"]
     (headline,) = [job for job in jobs if job["rule"] == "headline"]
     assert set(runs) <= set(headline["input"])
+
+
+# The toy kind's job script, replaced by one that records what each run's `snakemake` object holds
+# (its process apart, in a file beside the result; its log is the job's, a run's or a setting's).
+RECORDING_JOB = """import json
+import os
+
+json.dump(
+    {
+        "input": dict(snakemake.input.items()),
+        "params": {key: snakemake.params[key] for key in ("model", "norm", "options")},
+        "wildcards": dict(snakemake.wildcards.items()),
+        "threads": snakemake.threads,
+    },
+    open(snakemake.output[0], "w"),
+    sort_keys=True,
+)
+open(snakemake.output[0] + ".pid", "w").write(str(os.getpid()))
+"""
+
+
+def _run_setting(workdir: Path, outputs: list[str], *args: str) -> tuple[dict[str, bytes], set[str]]:
+    """The toy kind's runs of ``outputs`` (one setting's) run afresh; each result file's bytes, and
+    the processes that wrote them."""
+    for path in outputs:
+        (workdir / path).unlink(missing_ok=True)
+    run = snakemake(workdir, "--cores", "1", "--allowed-rules", KIND, *args, "--", *outputs)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return {path: (workdir / path).read_bytes() for path in outputs}, {
+        (workdir / f"{path}.pid").read_text() for path in outputs
+    }
+
+
+def test_a_settings_runs_in_one_job_get_what_a_job_each_gets(tmp_path, monkeypatch):
+    """Issue 57: with `finetuning_jobs: setting` (the default) the template's job of one setting runs
+    each run by the kind's job script, one after another in one process, and each run's `snakemake`
+    object holds what the job of that run alone holds with `finetuning_jobs: run` (inputs by name,
+    options, wildcards, model, norm, threads): the result files are the same bytes either way. The
+    baseline reads no norm sweep and the table for the heads' frequencies only, a control its
+    control table. Its upstream files are stand-ins (the job script here reads none of them)."""
+    _write_toy_finetuning_kind(tmp_path, monkeypatch)
+    (tmp_path / "kinds" / "toy_relations" / "job.py").write_text(RECORDING_JOB)
+    (job,) = [job for job in _plan(tmp_path) if job["rule"] == KIND and "/50%/" in job["output"][0]]
+    for path in job["input"]:
+        if not (tmp_path / path).exists():
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            if path.endswith("models/demo"):  # the model: a folder
+                (tmp_path / path).mkdir()
+            else:
+                (tmp_path / path).touch()
+    grouped, processes = _run_setting(tmp_path, job["output"])
+    assert len(processes) == 1
+    log = (tmp_path / "logs" / "eval" / KIND / "demo" / "50%.log").read_text()
+    for path in job["output"]:  # the job's log names each run
+        variant, seed = path.split("/")[4], path.removesuffix(".json").rsplit("seed", 1)[1]
+        assert f"({variant}, seed {seed}): {path}" in log, log
+
+    per_run, processes = _run_setting(tmp_path, job["output"], "--config", "finetuning_jobs=run")
+    assert len(processes) == len(job["output"]) == 10  # a job each: 5 variants (swapped too), 2 seeds
+    assert per_run == grouped
+    sweep, table = "results/eval/lama/demo/norm_sweep.json", "results/tables/wikipedia/demo/table.parquet"
+    for path, record in grouped.items():
+        record = json.loads(record)
+        variant, seed = path.split("/")[4], int(path.removesuffix(".json").rsplit("seed", 1)[1])
+        assert record["params"]["options"] == {"seed": seed, "variant": variant, "setting": "50%"}
+        assert record["wildcards"]["variant"] == variant and record["wildcards"]["seed"] == str(seed)
+        inputs = record["input"]
+        assert inputs["train"] == str(tmp_path / "train_small.jsonl") and inputs["test"] == str(tmp_path / "test.jsonl")
+        assert ("norm_sweep" in inputs) == (variant != "baseline") and inputs.get("norm_sweep", sweep) == sweep
+        control = variant not in ("baseline", "pelt")
+        assert inputs["table"] == (table.replace("table.parquet", f"controls/{variant}.parquet") if control else table)

@@ -312,8 +312,10 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
     shared = ("data/", "logs/download/")
     assert all(path.startswith(("runs/paper/", *shared)) for path in _written(jobs)), _written(jobs)
     assert any(path.startswith("runs/paper/results/") for path in _written(jobs))
-    fewrel = [job for job in jobs if job["rule"] == "fewrel"]
-    assert {job["output"][0].split("/")[4] for job in fewrel} == {"fewrel", "fewrel2"}
+    # a job per fine-tuned task (its rule, named after it), model and setting, writing every run's result
+    fewrel = [job for job in jobs if job["rule"] in ("fewrel", "fewrel2")]
+    assert {job["rule"] for job in fewrel} == {"fewrel", "fewrel2"}
+    assert all(path.split("/")[4] == job["rule"] for job in fewrel for path in job["output"]), fewrel
     for job in fewrel:
         assert job["input"][0] == "data/fewrel/train_wiki.json", job
         assert not any(path.startswith("data/wiki80/") for path in job["input"]), job
@@ -330,8 +332,9 @@ def test_paper_config_plans_the_authors_training_data(tmp_path):
     assert not any("norm" in model for model in paper["models"]) and "norms" not in paper["tasks"]["lama"]
     sweeps = {job["output"][0] for job in jobs if job["rule"] == "lama_norm_sweep"}
     assert len(sweeps) == len(paper["models"])
-    tuned = [job for job in jobs if job["rule"] in ("fewrel", "wiki80") and "/pelt/" in job["output"][0]]
-    assert tuned and all(any(path in sweeps for path in job["input"]) for job in tuned)
+    tuned = [job for job in jobs if job["rule"] in ("fewrel", "fewrel2", "wiki80")]
+    assert tuned and all(any("/pelt/" in path for path in job["output"]) for job in tuned)
+    assert all(any(path in sweeps for path in job["input"]) for job in tuned)
 
 
 def test_mlama_config_plans_one_model_over_each_languages_table(tmp_path):
@@ -378,9 +381,11 @@ def test_mlama_config_plans_one_model_over_each_languages_table(tmp_path):
 @pytest.mark.parametrize("norm", [None, 4])
 def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     """Pelt FewRel / Wiki80 runs wait for the model's LAMA norm sweep exactly when the config sets no norm;
-    baseline runs read no sweep, and the table for the heads' frequencies only. FewRel 2.0 uses the
-    biomedical domain's table, and the schema's defaults (seeds 42..46) fill in what its config leaves
-    out; the controls run on `control_seeds` where it is set (the demo's fewrel and wiki80)."""
+    baseline runs read no sweep, and the table for the heads' frequencies only (planned a job per run,
+    `finetuning_jobs: run`). FewRel 2.0 uses the biomedical domain's table, and the schema's defaults
+    (seeds 42..46) fill in what its config leaves out; the controls run on `control_seeds` where it is
+    set (the demo's fewrel and wiki80). With a setting's runs in one job (the default), each job of a
+    task's rule writes its setting's runs and reads what they read."""
     config = write_config(tmp_path)
     config["models"] = [{"name": "demo"} if norm is None else {"name": "demo", "norm": norm}]
     config["corpora"]["biomed"] = {"kind": "s2orc", "path": str(DEMO / "s2orc" / "demo.jsonl")}
@@ -392,10 +397,11 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
         "train_domain": "wikipedia",
     }
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    run = snakemake(tmp_path, "-n")
+    run = snakemake(tmp_path, "-n", "--config", "finetuning_jobs=run")
     assert run.returncode == 0, run.stdout + run.stderr
     jobs = planned_jobs(run.stdout)
     runs = {job["output"][0]: job for job in jobs if job["rule"] in ("fewrel", "wiki80")}
+    assert len(runs) == sum(job["rule"] in ("fewrel", "wiki80") for job in jobs)  # a job each
     every = ("baseline", "pelt", "permuted", "random", "swapped")
     tasks = config["tasks"]
     expected = {
@@ -446,6 +452,18 @@ def test_finetuning_norm_comes_from_the_sweep_unless_configured(tmp_path, norm):
     fewrel2 = runs["results/eval/fewrel2/demo/pelt/5-1/seed42.json"]["input"]
     assert {str(DEMO / "wiki80" / f) for f in ("train.jsonl", "dev.jsonl")} <= set(fewrel2)
     assert str(DEMO / "fewrel" / "val_wiki.json") in fewrel2
+    # a setting's runs in one job: the task's rule, one job per setting, reading what its runs read
+    grouped = snakemake(tmp_path, "-n")
+    assert grouped.returncode == 0, grouped.stdout + grouped.stderr
+    settings = {"fewrel": tasks["fewrel"]["settings"], "fewrel2": ["5-1"], "wiki80": list(tasks["wiki80"]["train"])}
+    tuned = [job for job in planned_jobs(grouped.stdout) if job["rule"] in settings]
+    assert sorted((job["rule"], job["output"][0].split("/")[5]) for job in tuned) == sorted(
+        (task, setting) for task, names in settings.items() for setting in names
+    )
+    for job in tuned:
+        task, setting = job["rule"], job["output"][0].split("/")[5]
+        assert sorted(job["output"]) == sorted(p for p in runs if p.split("/")[2:6:3] == [task, setting])
+        assert set(job["input"]) == {path for output in job["output"] for path in runs[output]["input"]}, job
     rules = {job["rule"] for job in jobs}
     assert {"corpus_s2orc", "task_entities_by_name", "finetuning_summary"} <= rules
     summaries = {job["output"][-1] for job in jobs if job["rule"] == "finetuning_summary"}

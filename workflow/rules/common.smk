@@ -265,16 +265,6 @@ def kind_tasks(kind):
     )
 
 
-def kind_settings(kind):
-    """Wildcard constraint of a fine-tuning kind's rule: the settings its configured tasks run."""
-    settings = {
-        setting
-        for name in registry.tasks_of_kind(config["tasks"], kind)
-        for setting in registry.settings_of(name, config["tasks"][name])
-    }
-    return "|".join(map(re.escape, sorted(settings))) or NEVER
-
-
 def kind_rules():
     """The rules files of the registered corpus and task kinds (pelt.registry.CORPUS_KINDS and KINDS),
     each once (the fine-tuning kinds share a template: pelt.registry.FINETUNING_RULES), as the
@@ -311,6 +301,10 @@ def stage_domains():
     return list(dict.fromkeys(d for group in domains for d in group))
 
 
+# A fine-tuning run's result file, one per task, model, variant, setting and seed.
+FINETUNING_RESULT = "eval/{task}/{model}/{variant}/{setting}/seed{seed}.json"
+
+
 def finetuning_results(names):
     """The result files of tasks: one per model, variant, setting and seed."""
     return [
@@ -318,7 +312,7 @@ def finetuning_results(names):
         for name in names
         for variant in task_variants(name)
         for path in expand(
-            results("eval/{task}/{model}/{variant}/{setting}/seed{seed}.json"),
+            results(FINETUNING_RESULT),
             task=name,
             model=MODELS,
             variant=variant,
@@ -553,30 +547,6 @@ def variant_table(inputs, variant):
                 "table.parquet", f"controls/{variant}.parquet"
             )
     return inputs
-
-
-def finetuning_inputs(wildcards):
-    """FewRel and Wiki80 runs: every variant reads the table, the baseline only for the heads'
-    frequencies (results split rare / frequent), a control its control table; the variants that
-    inject take the model's norm sweep where that chooses L (norm_sweep)."""
-    files = task_run_files(wildcards.task, wildcards.setting)
-    inputs = evaluation_inputs(wildcards, wildcards.task, files, with_table=True)
-    if wildcards.variant != "baseline" and (sweep := norm_sweep(wildcards.model)):
-        inputs["norm_sweep"] = sweep
-    return variant_table(inputs, wildcards.variant)
-
-
-def finetuning_options(wildcards):
-    """Keyword arguments of run_fewrel / run_wiki80 known before the job runs (pelt.registry)."""
-    return canonical(
-        registry.runner_options(
-            wildcards.task,
-            config["tasks"][wildcards.task],
-            wildcards.setting,
-            int(wildcards.seed),
-            wildcards.variant,
-        )
-    )
 
 
 def check_tasks():

@@ -1,7 +1,9 @@
-"""Snakemake job: Wiki80 accuracy of one training setting and seed, without (baseline) or with (pelt) the table.
+"""One Wiki80 run: accuracy of one training setting and seed, without (baseline) or with (pelt) the table.
 
-Seed, variant, setting and the hyper-parameters come in params.options; L is resolved by the
-runner, since the LAMA sweep that may choose it only exists once the job runs.
+A Snakemake job of its own (`finetuning_jobs: run`), or one run of its setting's job, which runs this
+script with that run's `snakemake` object (pelt.tasks.finetuning). Seed, variant, setting and the
+hyper-parameters come in params.options; L is resolved by the runner, since the LAMA sweep that may
+choose it only exists once the job runs.
 """
 
 from pelt.logs import start_job
