@@ -17,9 +17,10 @@ whole sample, ``--repeats`` times (median):
 
 What ``link_wikipedia`` decides in Spark joins between those steps is made here beforehand,
 untimed, by the same library functions in a local Spark session (:func:`link_inputs`): titles
-resolved (``resolve_titles``), aliases (``link._aliases``), and the candidate pruning of
-:mod:`pelt.linking.candidates` (``score_name_entities``: prior, cap, stop words;
-``link_probabilities``: link probability), applied where ``link.py`` applies it. Then the whole
+resolved (``resolve_titles``), aliases (``alias_table``), and the candidate pruning of
+:mod:`pelt.linking.candidates` (``score_name_entities``: prior, cap, stop words) and of
+:mod:`pelt.linking.link` (``linkable_names``: link probability), applied where ``link.py``
+applies them: the benchmark calls the stage's own public functions. Then the whole
 Spark stages, ``build_wikipedia_corpus`` and ``link_wikipedia``, in wall seconds for each
 ``--masters`` (``local[N]``): per-core rates divide by N; the Spark jobs, stages and tasks of one
 linking run are counted. The reproduction must find the name occurrences and link the names that
@@ -68,21 +69,20 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pelt.corpus.documents import expand_paths
-from pelt.corpus.wikipedia.build import _PAGE_ROWS, _page_row, build_wikipedia_corpus
+from pelt.corpus.wikipedia.build import build_wikipedia_corpus, page_record
 from pelt.corpus.wikipedia.dump import dump_site, iter_dump_pages
 from pelt.corpus.wikipedia.pages import DumpPage
 from pelt.corpus.wikipedia.site import SiteInfo
 from pelt.corpus.wikipedia.titles import normalize_title
 from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
-from pelt.linking import sentences
-from pelt.linking.candidates import alias_keys, link_probabilities, longest_names, score_name_entities
+from pelt.linking.candidates import alias_keys, longest_names, score_name_entities
 from pelt.linking.heuristic import heuristic_links
 from pelt.linking.languages import spacy_language, spacy_languages
-from pelt.linking.link import LinkSettings, _aliases, link_wikipedia
+from pelt.linking.link import LinkSettings, alias_table, link_wikipedia, linkable_names
 from pelt.linking.names import BloomFilter, candidate_names, name_filter
 from pelt.linking.redirects import resolve_column, resolve_titles
 from pelt.linking.segmentation import document_anchors, segment_document, valid_anchors
-from pelt.linking.sentences import Tokens, nlp, sentence_spans, tokenize
+from pelt.linking.sentences import Tokens, new_pipeline, sentence_spans, tokenize
 from pelt.spark import get_spark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -163,8 +163,7 @@ def unseen_text_seconds(
     for _ in range(repeats):
         halves: list[float] = []
         for parity in (0, 1):
-            sentences._pipelines.pop(language, None)  # the next nlp(language) builds a new one
-            nlp(language)
+            new_pipeline(language)
             for row in rows[1 - parity :: 2]:
                 tokenize(row["text"], language)
             with clock(halves, profile):
@@ -218,9 +217,9 @@ def english_of_its_size(english: Sample, sample: Sample) -> Sample:
 
 
 def corpus_pages(pages: list[DumpPage], site: SiteInfo) -> list[dict[str, Any]]:
-    """The corpus stage's row of each main-namespace page it keeps (``_page_row``: an article or
+    """The corpus stage's row of each main-namespace page it keeps (``page_record``: an article or
     a redirect, disambiguation marked), as ``build_wikipedia_corpus`` reads it with ``site``."""
-    rows = [dict(zip(_PAGE_ROWS.fieldNames(), _page_row(page, 0, None, site))) for page in pages]
+    rows = [page_record(page, site) for page in pages]
     return [row for row in rows if row["skip"] is None]
 
 
@@ -303,7 +302,7 @@ def link_inputs(spark: SparkSession, language: str, pages: list[DumpPage], site:
         [anchor for row in rows for anchor in document_anchors(row)], "doc_id string, text string, target string"
     )
     kept = resolve_column(anchors, titles, "target").filter(F.col("entity_id").isNotNull())
-    aliases = _aliases(kept, titles)
+    aliases = alias_table(kept, titles)
     alias_names = alias_keys(aliases, code)
     scored, _ = score_name_entities(alias_names, aliases, SETTINGS.pruning, code)
     name_entities: dict[str, set[str]] = defaultdict(set)
@@ -313,12 +312,9 @@ def link_inputs(spark: SparkSession, language: str, pages: list[DumpPage], site:
     tokens = [tokenize(row["text"], code) for row in rows]
     exact = name_occurrences(rows, tokens, sentence_inputs(rows, tokens, code), bloom, set(name_entities))
     found = sorted({(row["doc_id"], c["name"]) for row, doc in zip(rows, exact) for cs in doc.values() for c in cs})
-    probabilities = link_probabilities(
-        spark.createDataFrame(found, "doc_id string, name string"),
-        kept.select("doc_id", F.col("text").alias("alias")).join(alias_names, "alias"),
-        scored.filter("kept").select("name", "name_count").distinct(),
-    )
-    linkable = probabilities.filter(F.col("link_prob") >= SETTINGS.pruning.min_link_prob).select("name").collect()
+    exact_found = spark.createDataFrame(found, "doc_id string, name string")
+    _, linkable_frame = linkable_names(exact_found, kept, alias_names, scored.filter("kept"), SETTINGS.pruning)
+    linkable = linkable_frame.collect()
     sample = Sample(
         language=language,
         code=code,

@@ -50,7 +50,7 @@ class Pruning:
     "The", "May") is no name; all capitals ("US", "IT") are kept. In a language written without
     spaces a stop word is several tokens ("我们" is "我 们"), and the name is compared with its
     tokens. Titles and redirect titles count as one anchor each when nothing links them
-    (:func:`pelt.linking.link._aliases`), so an article's own name stays a name where it occurs in
+    (:func:`pelt.linking.link.alias_table`), so an article's own name stays a name where it occurs in
     few documents.
     """
 

@@ -18,13 +18,13 @@ import warnings
 from collections.abc import Callable
 from functools import cache
 
-import numpy as np
 import spacy
 import spacy.lang
 from spacy.language import Language
-from spacy.tokens import Doc
 from spacy.util import compile_suffix_regex
-from spacy.vocab import Vocab
+
+from pelt.linking.affixes import screen_tokenizer, screened
+from pelt.linking.tokenizers import CharacterTokenizer, SudachiTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,6 @@ ORDINAL_DOT_LANGUAGES = frozenset(
 )
 _ORDINAL = re.compile(r"(?:[0-9]{1,3}|[IVXLC]+)\.").fullmatch
 _NUMBER_DOT = r"(?<=[0-9]{4})\."
-# A token of spaCy's character segmenter: a character that is not a space, with the one space after
-# it that is its trailing whitespace, or a run of whitespace that no character took.
-_CHARACTER = re.compile(r"(\S)( ?)|(\s+)")
 
 
 @cache
@@ -114,7 +111,9 @@ def missing_packages(language: str) -> str | None:
 
 
 def blank_pipeline(language: str) -> Language:
-    """spaCy's blank pipeline of ``language`` (a Wikipedia code) with pelt's rules for it.
+    """spaCy's blank pipeline of ``language`` (a Wikipedia code) with pelt's rules for it, its
+    tokenizer's expressions behind their analysis (:mod:`pelt.linking.affixes`: the same tokens) and,
+    in Chinese and Japanese, tokens taken as arrays (:mod:`pelt.linking.tokenizers`).
 
     A language whose spaCy tokenizer needs a package that is not installed (Japanese: SudachiPy,
     Korean, Thai, Vietnamese) fails here with :func:`missing_packages`'s line, or with spaCy's
@@ -133,81 +132,24 @@ def blank_pipeline(language: str) -> Language:
         raise ImportError(f"the linking stage cannot tokenize language {language!r}: {error}") from error
     if getattr(pipeline.tokenizer, "segmenter", None) == "char":
         pipeline.tokenizer = CharacterTokenizer(pipeline.vocab)
+    if code == "ja":
+        pipeline.tokenizer = SudachiTokenizer(pipeline.tokenizer)
     if code in ORDINAL_DOT_LANGUAGES:
         tokenizer = pipeline.tokenizer
         tokenizer.token_match = _or_ordinal(tokenizer.token_match)
         tokenizer.suffix_search = compile_suffix_regex([*pipeline.Defaults.suffixes, _NUMBER_DOT]).search
+    screen_tokenizer(pipeline.tokenizer)
     return pipeline
 
 
-class CharacterTokenizer:
-    """spaCy's Chinese ``char`` segmenter (one token per character), in linear time.
-
-    spaCy's aligns the characters with the text by ``text[position:].index(character)``, a copy of
-    the rest of the line per character: quadratic in a line's length (a line of 50,000 characters,
-    a table flattened to one line, took 2.8 times as long as here, one of 1,000 1.1 times;
-    benchmarks/README.md, "Throughput per language"). The same tokens, with
-    the same whitespace (a space after a character is its trailing space, any other whitespace a
-    token), from one regular expression (a test compares the two).
-    """
-
-    def __init__(self, vocab: Vocab) -> None:
-        self.vocab = vocab
-        # Per distinct token: its row of ``lexeme_attributes``, in the order first seen.
-        self._rows: dict[str, int] = {}
-        self._attributes = np.zeros((0, 4), dtype=np.uint64)
-
-    def __call__(self, text: str) -> Doc:
-        found = _CHARACTER.findall(text)
-        words = [character or run for character, _, run in found]
-        return Doc(self.vocab, words=words, spaces=[bool(space) for _, space, _ in found])
-
-    def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """What ``Doc.to_array([ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT])`` gives for the
-        tokens of each line ``text[start:end]``, all lines in one array, and the number of tokens
-        of each line: the same tokens and values as ``__call__``, without a ``Doc``.
-
-        A ``Doc`` of Chinese is one token per character, built in Python; the lexical attributes
-        (the vocabulary's lexemes, so the same values) are looked up once per distinct token and
-        the offsets summed with numpy: splitting Chinese text took half the time."""
-        words: list[str] = []
-        spaces: list[str] = []
-        sizes = np.zeros(len(lines), dtype=np.int64)
-        for line, (start, end) in enumerate(lines):
-            found = _CHARACTER.findall(text, start, end)
-            sizes[line] = len(found)
-            words += [character or run for character, _, run in found]
-            spaces += [space for _, space, _ in found]
-        if not words:
-            return np.zeros((0, 6), dtype=np.uint64), sizes
-        rows = self._rows
-        new = [word for word in dict.fromkeys(words) if word not in rows]
-        if new:
-            lexemes = [self.vocab[word] for word in new]
-            added = np.array(
-                [(lex.orth, lex.lower, lex.is_space, lex.is_punct) for lex in lexemes], dtype=np.uint64
-            ).reshape(-1, 4)
-            rows.update(zip(new, range(len(rows), len(rows) + len(new))))
-            self._attributes = np.concatenate((self._attributes, added))
-        attributes = self._attributes[np.fromiter(map(rows.__getitem__, words), dtype=np.int64, count=len(words))]
-        length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        step = length + np.fromiter(map(len, spaces), dtype=np.int64, count=len(spaces))
-        before = np.cumsum(step) - step  # offset from the first line's start, as if lines touched
-        line_first = np.cumsum(sizes) - sizes
-        idx = before - np.repeat(before[np.minimum(line_first, len(words) - 1)], sizes)
-        array = np.empty((len(words), 6), dtype=np.uint64)
-        array[:, 0:2] = attributes[:, 0:2]
-        array[:, 2] = idx
-        array[:, 3] = length
-        array[:, 4:6] = attributes[:, 2:4]
-        return array, sizes
-
-
 def _or_ordinal(token_match: Callable[[str], object] | None) -> Callable[[str], object]:
-    """A tokenizer ``token_match`` that also keeps an ordinal with its dot one token."""
+    """A tokenizer ``token_match`` that also keeps an ordinal with its dot one token (the
+    language's own behind its analysis, :func:`pelt.linking.affixes.screened`: once wrapped here,
+    ``screen_tokenizer`` cannot read it)."""
     if token_match is None:
         return _ORDINAL
-    return lambda text: _ORDINAL(text) or token_match(text)
+    other = screened(token_match)
+    return lambda text: _ORDINAL(text) or other(text)
 
 
 def stop_words(language: str) -> frozenset[str]:

@@ -143,11 +143,13 @@ def _write_mentions(segments: DataFrame, mentions: DataFrame, path: str, methods
     return counts
 
 
-def _aliases(anchors: DataFrame, titles: DataFrame) -> DataFrame:
-    """(alias, entity_id, count): anchor texts counted per occurrence, titles and redirect titles
-    at least once (they are names of the entity even where no anchor uses them)."""
+def alias_table(kept: DataFrame, titles: DataFrame) -> DataFrame:
+    """What the linker decides the names of each entity are: (alias, entity_id, count), the texts
+    of the ``kept`` anchors (resolved to an entity) counted per occurrence, titles and redirect
+    titles (``titles``: :func:`pelt.linking.redirects.resolve_titles`) at least once (they are
+    names of the entity even where no anchor uses them). The stage writes it as its aliases."""
     return (
-        anchors.select(F.col("text").alias("alias"), "entity_id", F.lit(1).alias("n"))
+        kept.select(F.col("text").alias("alias"), "entity_id", F.lit(1).alias("n"))
         .unionByName(
             titles.filter(F.col("entity_id").isNotNull()).select(
                 F.col("title").alias("alias"), "entity_id", F.lit(0).alias("n")
@@ -156,6 +158,20 @@ def _aliases(anchors: DataFrame, titles: DataFrame) -> DataFrame:
         .groupBy("alias", "entity_id")
         .agg(F.greatest(F.sum("n"), F.lit(1)).cast("long").alias("count"))
     )
+
+
+def linkable_names(
+    exact: DataFrame, kept: DataFrame, alias_names: DataFrame, name_entities: DataFrame, pruning: Pruning
+) -> tuple[DataFrame, DataFrame]:
+    """What the linker decides a name worth linking is, after the pruning of its entities
+    (``name_entities``: :func:`pelt.linking.candidates.score_name_entities`' kept rows): its link
+    probability, the share of the documents where it occurs (``exact``: (doc_id, name) of each
+    occurrence) that link it (through the ``kept`` anchors' texts, as ``alias_names`` key them),
+    at least ``pruning.min_link_prob``. Returns (the link probability of each name, the names
+    kept)."""
+    anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(alias_names, "alias")
+    link_prob = link_probabilities(exact, anchor_names, name_entities.select("name", "name_count").distinct())
+    return link_prob, link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
 
 
 def _log_counts(what: str, counts: dict[str, int]) -> dict[str, int]:
@@ -204,7 +220,7 @@ def link_wikipedia(
     kept = anchors.filter(F.col("entity_id").isNotNull())
     cached = [titles, anchors]
 
-    _aliases(kept, titles).write.mode("overwrite").parquet(aliases_out)
+    alias_table(kept, titles).write.mode("overwrite").parquet(aliases_out)
     aliases = spark.read.parquet(aliases_out)
     counts["aliases"] = aliases.count()
 
@@ -282,11 +298,8 @@ def _heuristic_mentions(linking: _Linking, pruning: Pruning, max_iterations: int
     it persisted, for the stage to release at its end."""
     name_entities, kept = linking.name_entities, linking.kept
     exact = exact_names(linking.segments, name_entities).persist(StorageLevel.MEMORY_AND_DISK)
-    anchor_names = kept.select("doc_id", F.col("text").alias("alias")).join(linking.alias_names, "alias")
-    link_prob = link_probabilities(exact, anchor_names, name_entities.select("name", "name_count").distinct()).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
-    linkable = link_prob.filter(F.col("link_prob") >= pruning.min_link_prob).select("name")
+    link_prob, linkable = linkable_names(exact, kept, linking.alias_names, name_entities, pruning)
+    link_prob = link_prob.persist(StorageLevel.MEMORY_AND_DISK)
     names = longest_occurrences(exact.join(linkable, "name", "left_semi")).persist(StorageLevel.MEMORY_AND_DISK)
     own_titles = linking.documents.select("doc_id", F.col("title").alias("own_title"))
     own = resolve_column(own_titles, linking.titles, "own_title")

@@ -34,6 +34,9 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # Tags of the two kinds of filter entry: a whole name, or a proper token prefix of one (worth
 # extending); and the salt of the filter's second hash.
 _WHOLE, _PREFIX, _STEP = np.uint64(0x57484F4C45), np.uint64(0x505245464958), np.uint64(0x53544550)
+# Keys past the filter's first bit up to which their other bits are read in one array
+# (:meth:`BloomFilter.contains`).
+_AT_ONCE = 4096
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -97,16 +100,27 @@ class BloomFilter:
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """One bool per key. Keys leave at their first clear bit: most n-grams of a text are not
-        names, so most of the k bits are never looked at."""
+        names, so most of the k bits are never looked at. Where few keys pass the first bit (a
+        name's later tokens, a short text) their other k - 1 bits are read at once, in one array:
+        each round of numpy calls costs microseconds whatever its size, and a Chinese sentence's
+        n-grams grow a token at a time through many small rounds (its pages' probes: 9.3 ms one
+        bit at a time, 6.7 ms so)."""
         keys = np.asarray(keys, dtype=np.uint64)
-        left = np.arange(len(keys))
         steps = self._steps(keys)
-        for i in range(self.n_hashes):
-            pos = self._position(keys[left], steps[left], i)
-            left = left[(self.bits[pos >> np.uint64(3)] >> (pos & np.uint64(7)).astype(np.uint8)) & 1 == 1]
+        left = np.flatnonzero(self._bit_set(self._position(keys, steps, 0)))
+        if len(left) <= _AT_ONCE and self.n_hashes > 1:
+            rounds = np.arange(1, self.n_hashes, dtype=np.uint64)
+            at_once = (keys[left, None] + rounds * steps[left, None]) % np.uint64(self.n_bits)
+            left = left[self._bit_set(at_once).all(axis=1)]
+        else:
+            for i in range(1, self.n_hashes):
+                left = left[self._bit_set(self._position(keys[left], steps[left], i))]
         found = np.zeros(len(keys), dtype=bool)
         found[left] = True
         return found
+
+    def _bit_set(self, pos: np.ndarray) -> np.ndarray:
+        return ((self.bits[pos >> np.uint64(3)] >> (pos & np.uint64(7)).astype(np.uint8)) & 1).astype(bool)
 
     def union(self, other: BloomFilter) -> BloomFilter:
         """Merge a filter of the same size built from other keys (one per Spark partition)."""

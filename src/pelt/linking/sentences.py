@@ -74,6 +74,14 @@ def nlp(language: str = DEFAULT_LANGUAGE) -> Language:
     return pipeline
 
 
+def new_pipeline(language: str = DEFAULT_LANGUAGE) -> Language:
+    """A new pipeline of ``language`` in the place of the process's (:func:`nlp`): a tokenizer that
+    has cached nothing, as a worker's that has seen no text of the language (what a benchmark of
+    text the worker has not seen starts from)."""
+    _pipelines.pop(language, None)
+    return nlp(language)
+
+
 @contextmanager
 def bounded_vocabulary() -> Iterator[None]:
     """A block of tokenization that starts with a fresh pipeline once the vocabulary holds ``VOCABULARY_CAP`` strings.
@@ -144,7 +152,7 @@ def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> Tokens:
     """The tokens of the text's non-blank lines, by the language's spaCy tokenizer, as arrays."""
     spans = paragraphs(text)
     tokenizer = nlp(language).tokenizer
-    token_arrays = getattr(tokenizer, "token_arrays", None)  # Chinese: the arrays without a Doc
+    token_arrays = getattr(tokenizer, "token_arrays", None)  # Chinese, Japanese: the arrays without a Doc
     if token_arrays is not None:
         array, sizes = token_arrays(text, spans)
     else:

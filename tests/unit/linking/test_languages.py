@@ -105,8 +105,8 @@ def test_chinese_token_arrays_are_the_docs():
 
     import numpy as np
 
-    from pelt.linking.languages import CharacterTokenizer
     from pelt.linking.sentences import _ATTRS, paragraphs
+    from pelt.linking.tokenizers import CharacterTokenizer
 
     tokenizer = CharacterTokenizer(nlp("zh").vocab)
     pieces = ["北", "京", "。", "，", "a", "B", "1", " ", "  ", "\t", "\u00a0", "\u3000", "x y", "é", "(", "𠀀"]
@@ -120,6 +120,40 @@ def test_chinese_token_arrays_are_the_docs():
         assert sizes.tolist() == [len(doc) for doc in docs], repr(text)
         expected = np.concatenate(docs) if docs else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
         assert array.dtype == expected.dtype and array.tolist() == expected.tolist(), repr(text)
+
+
+def test_japanese_token_arrays_are_spacys_docs(shared_data):
+    """``tokenize`` takes Japanese tokens as arrays from SudachiPy's words
+    (``SudachiTokenizer.token_arrays``), not from spaCy's ``Doc``: the same values as ``Doc.to_array``
+    of spaCy's Japanese tokenizer per line, on the real Japanese pages and on random texts of words,
+    spaces, ideographic spaces, tabs, "…" (SudachiPy gives it empty words too) and blank lines,
+    a fresh tokenizer's lexemes included; ``__call__`` is spaCy's."""
+    import random
+
+    import numpy as np
+
+    from pelt.corpus.wikipedia.site import SiteInfo
+    from pelt.corpus.wikipedia.wikitext import wikitext_to_plain
+    from pelt.linking.sentences import _ATTRS, new_pipeline, paragraphs
+
+    tokenizer = new_pipeline("ja").tokenizer
+    assert type(tokenizer).__name__ == "SudachiTokenizer"
+    spacys = tokenizer.japanese
+    pages = sorted((shared_data / "wikitext_pages_i18n" / "ja").glob("*.wiki"))
+    real = [wikitext_to_plain(page.read_text(), SiteInfo.for_language("ja"))[0] for page in pages]
+    pieces = ["東京", "タワー", "は", "。", "「", "」", " ", "  ", "\t", "\u3000", "a", "B", "1", "x y", "…", "ー"]
+    pieces += ["\n", "\n\n", "Tokyo Tower", "2.5"]
+    rng = random.Random(2)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(400)]
+    for text in [*real, *texts, " 東京 ", "  ", "", "\n"]:
+        lines = paragraphs(text)
+        docs = [spacys(text[start:end]).to_array(_ATTRS) for start, end in lines]
+        array, sizes = tokenizer.token_arrays(text, lines)
+        assert sizes.tolist() == [len(doc) for doc in docs], repr(text[:80])
+        expected = np.concatenate(docs) if docs else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
+        assert array.dtype == expected.dtype and array.tolist() == expected.tolist(), repr(text[:80])
+    assert sum(map(len, real)) > 80_000
+    assert [token.text for token in tokenizer("東京タワー")] == [token.text for token in spacys("東京タワー")]
 
 
 @pytest.mark.parametrize(

@@ -744,6 +744,26 @@ def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
         bloom.union(BloomFilter(bloom.n_bits + 8, bloom.n_hashes))
 
 
+def test_bloom_filter_answers_by_every_bit_of_a_key_in_few_keys_and_many():
+    """A key is in the filter when all its k bits are set, whether the keys past the first bit are
+    read one bit at a time (many) or all their bits at once (up to 4,096): the same answers as
+    reading each bit of each key, on keys of which a third are members."""
+    bloom = BloomFilter.for_items(20_000, error_rate=0.05)
+    rng = np.random.default_rng(5)
+    members = rng.integers(0, 2**63, 20_000, dtype=np.uint64)
+    bloom.add(members)
+    for size in (10, 3_000, 30_000):
+        keys = np.concatenate((members[: size // 3], rng.integers(0, 2**63, size - size // 3, dtype=np.uint64)))
+        steps = BloomFilter._steps(keys)
+        every_bit = np.ones(len(keys), dtype=bool)
+        for i in range(bloom.n_hashes):
+            pos = (keys + np.uint64(i) * steps) % np.uint64(bloom.n_bits)
+            every_bit &= (bloom.bits[pos // np.uint64(8)] >> (pos % np.uint64(8)).astype(np.uint8)) & 1 == 1
+        assert np.array_equal(bloom.contains(keys), every_bit), size
+        false_positives = every_bit[size // 3 :].sum()
+        assert every_bit[: size // 3].all() and false_positives < 0.2 * size and (false_positives or size < 100)
+
+
 def test_link_by_string(spark, tmp_path):
     rows = [
         (

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -214,6 +214,13 @@ def _page_row(page: DumpPage, namespace: int, seconds: float | None = PAGE_SECON
     except Exception as exc:  # one broken page must not fail the job: it is counted and logged instead
         logger.warning("page %d %r: wikitext conversion failed: %r", page.page_id, title, exc)
         return _skip_row("wikitext_error", repr(exc), page.page_id, title)
+
+
+def page_record(page: DumpPage, site: SiteInfo = ENGLISH, namespace: int = 0) -> dict[str, Any]:
+    """The corpus stage's row of one dump page (:func:`build_wikipedia_corpus`), column by column: a
+    redirect or an article (``skip`` None), or why the stage skips it; read as ``site``'s, with no
+    time limit."""
+    return dict(zip(_PAGE_ROWS.fieldNames(), _page_row(page, namespace, None, site)))
 
 
 def _read_page(page: DumpPage, title: str, site: SiteInfo) -> tuple:

@@ -14,6 +14,10 @@ import re
 
 from pelt.corpus.wikipedia.site import DIRECTIONAL_MARKS, ENGLISH, LANGUAGE_CODE, WS_RUN, SiteInfo, template_key
 
+# What normalize_title changes but the first letter: an entity, a fragment, an underscore, a
+# directional mark, whitespace but single spaces between words.
+_TO_NORMALIZE = re.compile(r"[&#_\u200e\u200f\u202a-\u202e\u2066-\u2069]|[^\S ]|  |^ | $").search
+
 
 def normalize_title(title: str) -> str:
     """MediaWiki title normalisation, so that link targets, page titles and redirects compare equal.
@@ -23,6 +27,8 @@ def normalize_title(title: str) -> str:
     MediaWiki does: they slip into titles copied from right-to-left text) and the first letter is
     upper-cased (English Wikipedia is ``first-letter`` case). Returns ``""`` when nothing is left.
     """
+    if _TO_NORMALIZE(title) is None:  # one scan: most link targets need only their first letter
+        return title[:1].upper() + title[1:]
     if "&" in title:
         title = html.unescape(title)
     if not title.isascii():  # a flag of the string, no scan: most titles of most wikis are skipped
