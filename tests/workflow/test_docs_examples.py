@@ -14,6 +14,7 @@ results must be :func:`pelt.report.demo_table.demo_table` of the run it quotes
 from __future__ import annotations
 
 import ast
+import csv
 import re
 import runpy
 import shlex
@@ -236,6 +237,58 @@ def test_the_readmes_demo_table_is_rendered_from_the_runs_summaries():
     benchmarks/demo-results/ (that run's results/eval/summary/*.csv): a rerun that changes them
     changes both, or this fails."""
     assert readme_table() == demo_table(REPO / "benchmarks" / "demo-results")
+
+
+def _recorded(summary: str) -> dict[tuple[str, ...], dict[str, str]]:
+    """The recorded run's rows of ``<summary>.csv``, keyed by variant (LAMA) or by benchmark, variant
+    and setting (fine-tuning)."""
+    with (REPO / "benchmarks" / "demo-results" / f"{summary}.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if summary == "lama":
+        return {(row["variant"],): row for row in rows}
+    return {(row["benchmark"], row["variant"], row["setting"]): row for row in rows}
+
+
+def test_the_readmes_sentences_on_the_demo_quote_the_recorded_run():
+    """The numbers the README's sentences quote under its table (the gains, the baselines, LAMA's
+    buckets and controls) are the recorded run's, as its table's are: a re-recorded run that moves
+    one of them fails here until the sentence says it (the table alone was checked before, and its
+    sentences once kept the numbers of an older record)."""
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    tuned = _recorded("fewrel") | _recorded("wiki80")
+
+    def accuracy(benchmark: str, variant: str, setting: str, column: str = "accuracy_mean") -> float:
+        return 100 * float(tuned[benchmark, variant, setting][column])
+
+    def gain(benchmark: str, setting: str) -> str:
+        return f"{accuracy(benchmark, 'pelt', setting) - accuracy(benchmark, 'baseline', setting):+.1f}"
+
+    fewrel = f"FewRel 1.0 {gain('fewrel1', '5-1')} and {gain('fewrel1', '10-1')}, FewRel 2.0 {gain('fewrel2', '5-1')}"
+    assert f"{fewrel}, Wiki80 1 % {gain('wiki80', '1%')}, the knowledge-free controls" in text
+    assert f"this run's grows ({gain('wiki80', '1%')}, {gain('wiki80', '10%')}, {gain('wiki80', '100%')})" in text
+    base, pelt = (f"{accuracy('wiki80', v, s):.1f}" for v, s in (("baseline", "1%"), ("baseline", "100%")))
+    rare = accuracy("wiki80", "baseline", "100%", "rare_heads_mean")
+    assert f"({base} -> {pelt}, rare heads {rare:.1f})" in text
+    rare = accuracy("wiki80", "pelt", "100%", "rare_heads_mean")
+    assert f"({accuracy('wiki80', 'pelt', '100%'):.1f}, rare heads {rare:.1f})" in text
+
+    lama = _recorded("lama")
+
+    def p_at_1(variant: str, bucket: str) -> float:
+        return 100 * float(lama[variant,][f"per_fact_p_at_1 {bucket}"])
+
+    rare_bucket, known = "[0,10)", "[10,50)"
+    assert (
+        f"rare subjects go from {p_at_1('baseline', rare_bucket):.1f} to **{p_at_1('pelt', rare_bucket):.1f}**" in text
+    )
+    assert f"controls fall to {p_at_1('permuted', rare_bucket):.1f}" in text
+    assert p_at_1("permuted", rare_bucket) == p_at_1("random", rare_bucket)  # "fall to" one number
+    assert f"swap stays at {p_at_1('swapped', rare_bucket):.1f}" in text
+    assert f"{int(lama['baseline',][f'facts {known}']):,} facts): {p_at_1('baseline', known):.1f} -> " in text
+    assert f"-> {p_at_1('pelt', known):.1f} per fact" in text
+    slot = p_at_1("random", known) - p_at_1("baseline", known)
+    assert f"random vectors alone give {p_at_1('random', known):.1f} ({slot:+.1f})" in text
+    assert f"table is {p_at_1('pelt', known) - p_at_1('random', known):.1f} points above the random control" in text
 
 
 def test_the_demo_table_renders_the_suites_run(finished):
