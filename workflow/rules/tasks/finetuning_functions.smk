@@ -77,7 +77,7 @@ def finetuning_outputs(name):
 
 
 def finetuning_run_inputs(wildcards, variant):
-    """A FewRel or Wiki80 run's inputs, by name: every variant reads the table, the baseline only
+    """A fine-tuned run's inputs, by name: every variant reads the table, the baseline only
     for the heads' frequencies (results split rare / frequent), a control its control table; the
     variants that inject take the model's norm sweep where that chooses L (norm_sweep).
     """
