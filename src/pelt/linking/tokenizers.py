@@ -12,6 +12,7 @@ the time, Japanese in a third (benchmarks/README.md, "Throughput per language").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,21 @@ class LexemeTable:
         self.vocab = vocab
         self._rows: dict[str, int] = {}
         self._attributes = np.zeros((0, 4), dtype=np.uint64)
+
+    def line_arrays(
+        self, text: str, lines: list[tuple[int, int]], split: Callable[[str, int, int], tuple[list[str], list[str]]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``token_arrays`` of each line ``text[start:end]`` as ``split(text, start, end)`` gives its
+        tokens and the whitespace after each, and the number of tokens of each line."""
+        words: list[str] = []
+        spaces: list[str] = []
+        sizes = np.zeros(len(lines), dtype=np.int64)
+        for line, (start, end) in enumerate(lines):
+            line_words, line_spaces = split(text, start, end)
+            sizes[line] = len(line_words)
+            words += line_words
+            spaces += line_spaces
+        return self.token_arrays(words, spaces, sizes), sizes
 
     def token_arrays(self, words: list[str], spaces: list[str], sizes: np.ndarray) -> np.ndarray:
         """The six columns of ``Doc.to_array`` of lines of ``sizes`` tokens each, ``words`` their
@@ -63,6 +79,15 @@ class LexemeTable:
         return array
 
 
+def _line_characters(text: str, start: int, end: int) -> tuple[list[str], list[str]]:
+    """The tokens of ``CharacterTokenizer`` in ``text[start:end]`` and the whitespace after each; a line
+    without whitespace is its characters at once."""
+    if _WHITESPACE(text, start, end) is None:  # each character a token, with no space after it
+        return list(text[start:end]), [""] * (end - start)
+    found = _CHARACTER.findall(text, start, end)
+    return [character or run for character, _, run in found], [space for _, space, _ in found]
+
+
 class CharacterTokenizer:
     """spaCy's Chinese ``char`` segmenter (one token per character), in linear time.
 
@@ -86,20 +111,7 @@ class CharacterTokenizer:
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of ``__call__`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        words: list[str] = []
-        spaces: list[str] = []
-        sizes = np.zeros(len(lines), dtype=np.int64)
-        for line, (start, end) in enumerate(lines):
-            if _WHITESPACE(text, start, end) is None:  # each character a token, with no space after it
-                sizes[line] = end - start
-                words += text[start:end]
-                spaces += [""] * (end - start)
-                continue
-            found = _CHARACTER.findall(text, start, end)
-            sizes[line] = len(found)
-            words += [character or run for character, _, run in found]
-            spaces += [space for _, space, _ in found]
-        return self._lexemes.token_arrays(words, spaces, sizes), sizes
+        return self._lexemes.line_arrays(text, lines, _line_characters)
 
 
 class SudachiTokenizer:
@@ -164,12 +176,4 @@ class SudachiTokenizer:
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of spaCy's ``Doc`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        words: list[str] = []
-        spaces: list[str] = []
-        sizes = np.zeros(len(lines), dtype=np.int64)
-        for line, (start, end) in enumerate(lines):
-            line_words, line_spaces = self.words(text[start:end])
-            sizes[line] = len(line_words)
-            words += line_words
-            spaces += line_spaces
-        return self._lexemes.token_arrays(words, spaces, sizes), sizes
+        return self._lexemes.line_arrays(text, lines, lambda text, start, end: self.words(text[start:end]))
