@@ -95,12 +95,18 @@ def bounded_vocabulary() -> Iterator[None]:
     invalid; only spaCy objects (``Doc``, ``Token``) must not outlive their block. Each language's
     pipeline is bounded on its own.
     """
-    full = [language for language, pipeline in _pipelines.items() if len(pipeline.vocab.strings) >= VOCABULARY_CAP]
+    full = [language for language, pipeline in _pipelines.items() if _strings_held(pipeline) >= VOCABULARY_CAP]
     for language in full:
         del _pipelines[language]
     if full:
         gc.collect()  # the old pipeline's cycles, before the new one fills up
     yield
+
+
+def _strings_held(pipeline: Language) -> int:
+    """The strings a pipeline holds: its vocabulary's, and those whose attributes its tokenizer
+    keeps without the vocabulary (Chinese, Japanese: :class:`pelt.linking.tokenizers.LexemeTable`)."""
+    return len(pipeline.vocab.strings) + len(getattr(pipeline.tokenizer, "lexemes", ()))
 
 
 def string_id(text: str) -> int:

@@ -4,7 +4,7 @@ without a spaCy ``Doc``: Chinese (one token per character) and Japanese (Sudachi
 Each has a ``token_arrays(text, lines)`` (:func:`pelt.linking.sentences.tokenize` takes it where
 it is there) that gives what ``Doc.to_array([ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT])``
 gives for the ``Doc`` of each line, all lines in one array: the same tokens, and the same lexical
-attributes, read from the vocabulary's lexemes once per distinct token (:class:`LexemeTable`).
+attributes, computed as the vocabulary computes them once per distinct token (:class:`LexemeTable`).
 A ``Doc`` of these languages is built in Python, a token at a time: Chinese text split in half
 the time, Japanese in a third (benchmarks/README.md, "Throughput per language").
 """
@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from spacy.attrs import IS_PUNCT, IS_SPACE, LOWER
+from spacy.strings import get_string_id as string_id
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
@@ -27,12 +29,34 @@ _WHITESPACE = re.compile(r"\s").search
 
 class LexemeTable:
     """The lexical attributes that ``tokenize`` reads (``ORTH``, ``LOWER``, ``IS_SPACE``,
-    ``IS_PUNCT``) of each distinct token of a vocabulary, a row each, in the order first seen."""
+    ``IS_PUNCT``) of each distinct token of a vocabulary, a row each, in the order first seen.
+
+    A row is computed as spaCy's vocabulary computes a new lexeme's (``Vocab._new_lexeme``: each
+    of the vocabulary's attribute getters on the string, a string value replaced by its id), but
+    without the lexeme: spaCy interns every new string and allocates a lexeme for it, which nothing
+    here reads, in 2.5 times the time (7,638 new tokens of the real Japanese pages: 14.4 against
+    5.8 ms). The strings held count against the pipeline's cap
+    (:func:`pelt.linking.sentences.bounded_vocabulary`) as the vocabulary's do.
+    """
 
     def __init__(self, vocab: Vocab) -> None:
         self.vocab = vocab
         self._rows: dict[str, int] = {}
         self._attributes = np.zeros((0, 4), dtype=np.uint64)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows_of(self, words: list[str]) -> np.ndarray:
+        """The ``ORTH``, ``LOWER``, ``IS_SPACE`` and ``IS_PUNCT`` of each of ``words`` (distinct, none
+        held yet), as spaCy's lexemes of them hold them."""
+        getters = self.vocab.lex_attr_getters
+        columns = [list(map(string_id, words))]
+        for attr in (LOWER, IS_SPACE, IS_PUNCT):
+            getter = getters.get(attr)
+            values = map(getter, words) if getter is not None else [None] * len(words)
+            columns.append([string_id(value) if isinstance(value, str) else int(value or 0) for value in values])
+        return np.array(columns, dtype=np.uint64).T.reshape(-1, 4)
 
     def line_arrays(
         self, text: str, lines: list[tuple[int, int]], split: Callable[[str, int, int], tuple[list[str], list[str]]]
@@ -56,12 +80,9 @@ class LexemeTable:
             return np.zeros((0, 6), dtype=np.uint64)
         rows = self._rows
         found = list(map(rows.get, words))
-        if None in found:  # words not seen before: their lexemes, once each
+        if None in found:  # words not seen before: their rows, once each
             new = [word for word in dict.fromkeys(words) if word not in rows]
-            lexemes = [self.vocab[word] for word in new]
-            added = np.array(
-                [(lex.orth, lex.lower, lex.is_space, lex.is_punct) for lex in lexemes], dtype=np.uint64
-            ).reshape(-1, 4)
+            added = self.rows_of(new)
             rows.update(zip(new, range(len(rows), len(rows) + len(new))))
             self._attributes = np.concatenate((self._attributes, added))
             found = list(map(rows.__getitem__, words))
@@ -101,7 +122,7 @@ class CharacterTokenizer:
 
     def __init__(self, vocab: Vocab) -> None:
         self.vocab = vocab
-        self._lexemes = LexemeTable(vocab)
+        self.lexemes = LexemeTable(vocab)
 
     def __call__(self, text: str) -> Doc:
         found = _CHARACTER.findall(text)
@@ -111,7 +132,7 @@ class CharacterTokenizer:
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of ``__call__`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        return self._lexemes.line_arrays(text, lines, _line_characters)
+        return self.lexemes.line_arrays(text, lines, _line_characters)
 
 
 class SudachiTokenizer:
@@ -130,7 +151,7 @@ class SudachiTokenizer:
     def __init__(self, japanese: Any) -> None:
         self.japanese = japanese  # spaCy's JapaneseTokenizer
         self.vocab = japanese.vocab
-        self._lexemes = LexemeTable(japanese.vocab)
+        self.lexemes = LexemeTable(japanese.vocab)
 
     def __call__(self, text: str) -> Doc:
         return self.japanese(text)
@@ -176,4 +197,4 @@ class SudachiTokenizer:
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of spaCy's ``Doc`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        return self._lexemes.line_arrays(text, lines, lambda text, start, end: self.words(text[start:end]))
+        return self.lexemes.line_arrays(text, lines, lambda text, start, end: self.words(text[start:end]))

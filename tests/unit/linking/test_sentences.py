@@ -13,6 +13,7 @@ import pelt.linking.sentences
 from pelt.corpus.s2orc import iter_s2orc_records, paper_text
 from pelt.linking.sentences import (
     bounded_vocabulary,
+    new_pipeline,
     nlp,
     paragraphs,
     sentence_spans,
@@ -129,3 +130,22 @@ def test_vocabulary_stays_within_its_cap(monkeypatch):
     assert max(sizes) <= cap + 300, sizes
     assert sizes[-1] < sizes[3]  # a new pipeline, its vocabulary smaller
     assert first.orth.tolist() == [string_id(word) for word in ("zq", "first", "words")]
+
+
+def test_a_tokenizer_keeping_its_own_rows_stays_within_the_cap(monkeypatch):
+    """Chinese tokens' attributes are kept by the tokenizer, not by spaCy's vocabulary
+    (``LexemeTable``): they count against the cap too, and after a new pipeline the ids are the
+    same."""
+    new_pipeline("zh")
+    cap = len(nlp("zh").vocab.strings) + 1000
+    monkeypatch.setattr(pelt.linking.sentences, "VOCABULARY_CAP", cap)
+    held = []
+    for batch in range(8):
+        text = "".join(chr(0x4E00 + batch * 300 + i) for i in range(300))
+        with bounded_vocabulary():
+            tokens = tokenize(text, "zh")
+        assert tokens.orth.tolist() == [string_id(char) for char in text]
+        pipeline = nlp("zh")
+        held.append(len(pipeline.vocab.strings) + len(pipeline.tokenizer.lexemes))
+    assert max(held) <= cap + 300, held
+    assert held[4] < held[3]  # a new pipeline, its tokenizer's rows dropped with it
