@@ -63,7 +63,7 @@ def write_headline(
             f"points. Fine-tuning: mean ± std over seeds. The {PAPER_CITATION}'s numbers where it reports the model."
         ]
         if parts
-        else []
+        else ["No task of this run evaluates the tables: they are built for the entities it lists."]
     )
     used = []
     for model in sorted({model for part in parts for model in part.rows}):
