@@ -86,6 +86,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fewrel" / "val
 NAIVE_BATCH = 32
 # Dense bf16/fp16 tensor-core peaks (TFLOP/s), most specific name first.
 PEAK_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "V100": 125.0}
+# What changes the tokenizer's speed from outside pelt: its thread pool, and the allocator, a third of
+# its CPU time (benchmarks/README.md, "The host half alone"); --host-only reports them with its figures.
+TOKENIZER_ENVIRONMENT = ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS", "LD_PRELOAD")
 
 
 def fewrel_mentions(path: Path) -> tuple[list[str], list[str], list[tuple[int, int]]]:
@@ -606,6 +609,7 @@ def main() -> None:
             "python": platform.python_version(),
             "tokenizers": tokenizers.__version__,
             "load_average": os.getloadavg(),
+            "environment": {name: os.environ.get(name) for name in TOKENIZER_ENVIRONMENT},
             **host_only(tokenizer, Rows(ids, sentences, *zip(*spans)), encoding, args.repeats, device),
         }
         print(json.dumps(result, indent=2))
