@@ -120,3 +120,30 @@ def test_english_of_a_samples_size_takes_the_closest_article_to_each_of_its_own(
     same = corpus_throughput.english_of_its_size(english, arabic)
     assert [p.page_id for p in same.articles] == [3, 1, 2] and same.plain == [400, 50, 10]
     assert same.code == "en" and same.language == "en (ar's size)"
+
+
+def test_a_language_below_half_is_told_the_most_its_segmenter_leaves() -> None:
+    """Japanese's split runs SudachiPy's analysis, which is not pelt's: the per-language report says
+    what the ratio to English would be at most were the rest of the split free (the floor of its
+    parse, link and the segmenter alone); a language without a segmenter of its own has none."""
+    import corpus_throughput
+
+    def result(language: str, chars: int, cpu: dict[str, float]) -> dict:
+        stages = {"parse": 0.1, "anchors": 0.0, "names": 0.1, "heuristic": 0.0, **cpu}
+        return {
+            "language": language, "spacy": language, "articles": 1, "wikitext_chars": chars, "plain_chars": chars,
+            "tokens": 1, "sentences": 1, "name_occurrences": 1, "names_linked": 1, "profiled_stage": "segment",
+            "profile_top": [], "cpu_s": stages,
+        }  # fmt: skip
+
+    english = result("en", 1_000_000, {"segment": 0.3})  # 2 M chars per CPU s
+    japanese = result("ja", 500_000, {"segment": 0.8, "segmenter": 0.3})  # 0.5 M: 0.25 of English's
+    hebrew = result("he", 500_000, {"segment": 0.8})
+    text = corpus_throughput.languages_report([english, japanese, hebrew], [english, english])
+    # Were the rest of split free: 500,000 / (0.1 + 0.3 + 0.1) = 1.00 M, half of English's.
+    assert "ja: below half of English's; its segmenter alone takes 0.300 of split's 0.800 CPU s" in text
+    assert "were the rest of split free, 1.00 M, 0.50 of English's" in text
+    assert japanese["ratio_to_en"] == 0.25 and japanese["ratio_to_en_at_most"] == 0.5
+    assert "he: below half of English's; cProfile" in text and "ratio_to_en_at_most" not in hebrew
+    assert corpus_throughput.segmenter_seconds([{"text": "Berlin is a city."}], "en", 1) is None
+    assert corpus_throughput.segmenter_seconds([{"text": "東京は都市。\n大阪"}], "ja", 1) >= 0
