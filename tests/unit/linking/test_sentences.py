@@ -149,3 +149,25 @@ def test_a_tokenizer_keeping_its_own_rows_stays_within_the_cap(monkeypatch):
         held.append(len(pipeline.vocab.strings) + len(pipeline.tokenizer.lexemes))
     assert max(held) <= cap + 300, held
     assert held[4] < held[3]  # a new pipeline, its tokenizer's rows dropped with it
+
+
+def test_the_attribute_getters_in_c_give_spacys_values():
+    """The pipelines' ``LOWER``, ``IS_SPACE`` and ``IS_PUNCT`` getters are built-ins in place of
+    spaCy's Python functions: the same value on every character and on strings of several, the
+    empty one included; a language that keeps spaCy's getters gets them."""
+    import random
+    import sys
+
+    from spacy.attrs import IS_PUNCT, IS_SPACE, LOWER
+    from spacy.lang import lex_attrs
+
+    getters = nlp("he").vocab.lex_attr_getters
+    spacys = {LOWER: lex_attrs.lower, IS_SPACE: lex_attrs.is_space, IS_PUNCT: lex_attrs.is_punct}
+    assert all(getters[attr] is not spacys[attr] for attr in spacys)
+    chars = [chr(code) for code in range(sys.maxunicode + 1)]
+    rng = random.Random(3)
+    pieces = ["", "a", "!", "?!", "«»", "-", "'s", " ", "\u3000", "\t\n", "İ", "ß", "Σ", "。", "（", "𝐀", "\U000e0001"]
+    strings = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 4))) for _ in range(2000)]
+    for attr, spacy_getter in spacys.items():
+        for string in [*chars, *strings]:
+            assert getters[attr](string) == spacy_getter(string), (attr, string)
