@@ -6,7 +6,8 @@ it is there) that gives what ``Doc.to_array([ORTH, LOWER, IDX, LENGTH, IS_SPACE,
 gives for the ``Doc`` of each line, all lines in one array: the same tokens, and the same lexical
 attributes, computed as the vocabulary computes them once per distinct token (:class:`LexemeTable`).
 A ``Doc`` of these languages is built in Python, a token at a time: Chinese text split in half
-the time, Japanese in a third (benchmarks/README.md, "Throughput per language").
+the time, Japanese in a third (benchmarks/HISTORY.md, "Throughput per language: each language's
+slow path").
 """
 
 from __future__ import annotations

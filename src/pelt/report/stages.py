@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from pelt.linking.task_entities import read_not_found
 from pelt.report.html import markdown_html, write_page
+from pelt.sampling.format import COVERAGE_COUNTS
 from pelt.table import EntityTable
 
 logger = logging.getLogger(__name__)
@@ -82,9 +83,6 @@ def write_coverage(
     return rows
 
 
-LANGUAGE_COLUMNS = ("entities", "sentences", "entities_without_qid", "sentences_without_qid")
-
-
 def _language_rows(domain: str, model: str, metadata: Mapping[str, object]) -> list[dict]:
     """What each language's corpus gave a table: for a merged table its metadata's ``coverage`` (one
     row per corpus, :func:`pelt.sampling.merge.merge_samples`); a one-language table gives none, its
@@ -94,7 +92,7 @@ def _language_rows(domain: str, model: str, metadata: Mapping[str, object]) -> l
         return []
     return [
         {"domain": domain, "model": model, "corpus": corpus, "language": given.get("language") or ""}
-        | {key: int(given.get(key, 0)) for key in LANGUAGE_COLUMNS}
+        | {key: int(given.get(key, 0)) for key in COVERAGE_COUNTS}
         for corpus, given in coverage.items()
     ]
 
@@ -104,7 +102,7 @@ def _language_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
     sampled sentences, and how many it had without a QID (left out, since the merge keys on QIDs)."""
     if not rows:
         return []
-    header = ["domain", "model", "corpus", "language", *LANGUAGE_COLUMNS]
+    header = ["domain", "model", "corpus", "language", *COVERAGE_COUNTS]
     return [
         "",
         "What each language gave the merged tables (entities and sampled sentences; those without a QID are "

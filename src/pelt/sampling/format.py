@@ -23,6 +23,9 @@ MENTION_TYPES = {"sent_idx": "int"}
 FREQUENCY_TYPES = {"entity_id": "string", "frequency": "long"}
 SAMPLE_COLUMNS = tuple(SAMPLE_TYPES)
 FREQUENCY_COLUMNS = tuple(FREQUENCY_TYPES)
+# What a merged domain's table metadata counts per corpus under ``coverage``, beside its language
+# (pelt.sampling.merge writes them, the report's per-language table reads them).
+COVERAGE_COUNTS = ("entities", "sentences", "entities_without_qid", "sentences_without_qid")
 
 
 def open_samples(path: str) -> ds.Dataset:

@@ -42,7 +42,7 @@ from pyspark.sql import functions as F
 from pelt.linking.entities import RESOLVED_HOW
 from pelt.linking.task_entities import write_task_entities
 from pelt.logs import corpus_language
-from pelt.sampling.format import FREQUENCY_TYPES, MENTION_TYPES, SAMPLE_TYPES
+from pelt.sampling.format import COVERAGE_COUNTS, FREQUENCY_TYPES, MENTION_TYPES, SAMPLE_TYPES
 from pelt.sampling.sample import RANK_ORDER, SamplingSettings, frequency_counts, rank_key, top_ranked
 
 log = logging.getLogger(__name__)
@@ -194,13 +194,11 @@ def _merged_counts(
     coverage = {}
     for corpus in corpora:
         entities, sentences = given.get(corpus.name, (0, 0))
+        found = [int(entities), int(sentences), _count_of(no_qid, corpus.name), _count_of(no_qid_samples, corpus.name)]
         coverage[corpus.name] = {
             "language": corpus.language,
-            "entities": int(entities),
-            "sentences": int(sentences),
-            "entities_without_qid": next((r["count"] for r in no_qid if r["corpus"] == corpus.name), 0),
-            "sentences_without_qid": next((r["count"] for r in no_qid_samples if r["corpus"] == corpus.name), 0),
-            "below_min_frequency": next((r["count"] for r in below if r["corpus"] == corpus.name), 0),
+            **dict(zip(COVERAGE_COUNTS, found, strict=True)),
+            "below_min_frequency": _count_of(below, corpus.name),
         }
         counts[f"entities_from_{corpus.name}"] = coverage[corpus.name]["entities"]
         counts[f"samples_from_{corpus.name}"] = coverage[corpus.name]["sentences"]
@@ -209,6 +207,11 @@ def _merged_counts(
         if settings.min_frequency > 1:
             counts[f"below_min_frequency_{corpus.name}"] = coverage[corpus.name]["below_min_frequency"]
     return counts, {"languages": [c.language for c in corpora], "coverage": coverage}
+
+
+def _count_of(rows: list, corpus: str) -> int:
+    """The ``count`` of ``corpus``'s row of a per-corpus count, 0 where it has none."""
+    return next((row["count"] for row in rows if row["corpus"] == corpus), 0)
 
 
 def merged_corpora(

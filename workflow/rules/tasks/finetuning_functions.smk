@@ -2,14 +2,18 @@
 # every kind shares, and the result files of the fine-tuning runs, which the landing page reads too).
 
 
+def settings_constraint(settings):
+    """A wildcard constraint matching exactly ``settings``; none matches NEVER."""
+    return "|".join(map(re.escape, sorted(set(settings)))) or NEVER
+
+
 def kind_settings(kind):
     """Wildcard constraint of a fine-tuning kind's rule: the settings its configured tasks run."""
-    settings = {
+    return settings_constraint(
         setting
         for name in registry.tasks_of_kind(config["tasks"], kind)
         for setting in registry.settings_of(name, config["tasks"][name])
-    }
-    return "|".join(map(re.escape, sorted(settings))) or NEVER
+    )
 
 
 # How the fine-tuning runs (the kinds of pelt.registry.FINETUNING_RULES) become jobs, decided here
@@ -35,8 +39,7 @@ def finetuning_tasks():
 
 def task_settings(name):
     """Wildcard constraint of a fine-tuning task's own rule: the settings it runs."""
-    settings = registry.settings_of(name, config["tasks"][name])
-    return "|".join(map(re.escape, settings)) or NEVER
+    return settings_constraint(registry.settings_of(name, config["tasks"][name]))
 
 
 def check_finetuning_jobs():
@@ -125,23 +128,24 @@ def finetuning_setting_inputs(wildcards):
 
 def finetuning_runs(wildcards):
     """Params function of a job of a setting: each of its runs (pelt.tasks.finetuning.run_each), in
-    the order of its outputs, with what a job of that run alone gets: its variant and seed, its
-    inputs by name, its result file and its runner's options."""
+    the order of its outputs (finetuning_outputs: each run's result file named there alone), with
+    what a job of that run alone gets: its variant and seed, its inputs by name, its result file
+    and its runner's options."""
+    outputs = [
+        path.format(
+            task=wildcards.task, model=wildcards.model, setting=wildcards.setting
+        )
+        for path in finetuning_outputs(wildcards.task)
+    ]
     return [
         {
             "variant": variant,
             "seed": seed,
             "input": finetuning_run_inputs(wildcards, variant),
-            "output": results(
-                FINETUNING_RESULT.format(
-                    task=wildcards.task,
-                    model=wildcards.model,
-                    variant=variant,
-                    setting=wildcards.setting,
-                    seed=seed,
-                )
-            ),
+            "output": output,
             "options": finetuning_run_options(wildcards, variant, seed),
         }
-        for variant, seed in task_runs(wildcards.task)
+        for (variant, seed), output in zip(
+            task_runs(wildcards.task), outputs, strict=True
+        )
     ]

@@ -16,7 +16,7 @@ from pelt.corpus.wikipedia.site import DIRECTIONAL_MARKS, ENGLISH, LANGUAGE_CODE
 
 # What normalize_title changes but the first letter: an entity, a fragment, an underscore, a
 # directional mark, whitespace but single spaces between words.
-_TO_NORMALIZE = re.compile(r"[&#_\u200e\u200f\u202a-\u202e\u2066-\u2069]|[^\S ]|  |^ | $").search
+_TO_NORMALIZE = re.compile(rf"[&#_]|{DIRECTIONAL_MARKS.pattern}|[^\S ]|  |^ | $").search
 
 
 def normalize_title(title: str) -> str:
