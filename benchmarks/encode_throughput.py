@@ -70,6 +70,7 @@ from pelt.encoding.encode import (
     _Preparer,
     build_table,
     resolve_host_workers,
+    resolve_tokens_per_batch,
 )
 from pelt.encoding.host import Rows, mask_mention, mention_token_span
 from pelt.encoding.models import (
@@ -539,10 +540,9 @@ def main() -> None:
     parser.add_argument("--max-seq-len", type=int, default=64, help="both paths; the naive one pads every row to it")
     parser.add_argument(
         "--tokens-per-batch",
-        type=int,
-        default=16_384,
-        help="pelt's token budget per batch (default: the pipeline's); with a few hundred sentences on CPU pass "
-        "2048, or the budget packs them into two batches whose width spans most of the length range",
+        type=lambda value: value if value == "auto" else int(value),
+        default="auto",
+        help="pelt's token budget per batch (default: the pipeline's, auto: 16384 on a GPU, 2048 on a CPU)",
     )
     parser.add_argument("--repeats", type=int, default=1, help="timed runs of each path, interleaved; best kept")
     parser.add_argument(
@@ -598,6 +598,7 @@ def main() -> None:
         parser.error(f"--sentences must be in [1, {len(chosen[1])}] (the mentions chosen in {args.data})")
     ids, sentences, spans = (x[: args.sentences] * args.copies for x in chosen)
     device = resolve_device(args.device)
+    args.tokens_per_batch = resolve_tokens_per_batch(args.tokens_per_batch, device, args.max_seq_len)
     name_gpu = torch.cuda.get_device_name() if device.type == "cuda" else None
     peak = next((v for k, v in PEAK_TFLOPS.items() if k in name_gpu), None) if name_gpu else None
     if args.host_only:

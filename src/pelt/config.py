@@ -160,7 +160,10 @@ def config_problems(config: Mapping, schema: Mapping) -> list[str]:
                 hint = f"did you mean {meant[0]!r}?" if meant else f"known keys: {', '.join(allowed)}"
                 problems.append(f"{'.'.join(filter(None, [where, key]))}: unknown key; {hint}")
             continue
-        message = error.message if len(error.message) <= _LONGEST else error.message[: _LONGEST - 3] + "..."
+        message = error.message
+        if error.validator == "anyOf" and error.context:  # jsonschema's "not valid under any": each one's reason
+            message = "; or ".join(dict.fromkeys(sub.message for sub in error.context))
+        message = message if len(message) <= _LONGEST else message[: _LONGEST - 3] + "..."
         problems.append(f"{where or 'config'}: {message}")
     return problems
 

@@ -205,7 +205,7 @@ def test_config_check_checks_what_the_workflow_checks_naming_file_and_key(tmp_pa
     assert main(["config", "check", "config/config.yaml", str(over)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        f"{over}: encoding.tokens_per_batch: -5 is less than the minimum of 64",
+        f"{over}: encoding.tokens_per_batch: -5 is less than the minimum of 64; or 'auto' was expected",
         f"{over}: sampling.max_sentences_per_entitty: unknown key; did you mean 'max_sentences_per_entity'?",
     ]
     missing = tmp_path / "missing.yaml"

@@ -27,6 +27,7 @@ from pelt.encoding.encode import (
     encode_samples,
     mask_mention,
     resolve_host_workers,
+    resolve_tokens_per_batch,
     shard_of,
 )
 from pelt.encoding.host import Rows
@@ -483,6 +484,30 @@ def test_host_workers_setting():
     for bad in (-1, "4", 2.0, True):
         with pytest.raises(ValueError, match="host_workers"):
             resolve_host_workers(bad, cpu)
+
+
+def test_tokens_per_batch_setting(tiny_model_dirs, monkeypatch):  # noqa: F811
+    """``auto``: a GPU's batches large, a CPU's small enough for its caches, never below one window;
+    a count as given. The encoder packs by the resolved budget."""
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")  # a device object needs no GPU
+    assert resolve_tokens_per_batch("auto", cuda, 128) == 16_384
+    assert resolve_tokens_per_batch("auto", cpu, 128) == 2_048
+    assert resolve_tokens_per_batch("auto", cpu, 4_096) == 4_096  # one long window still fits
+    assert resolve_tokens_per_batch(512, cuda, 128) == 512
+    for bad in (0, "2048", 2.0, True):
+        with pytest.raises(ValueError, match="tokens_per_batch"):
+            resolve_tokens_per_batch(bad, cpu, 128)
+    budgets = []
+    real = encoding_host.PoolPreparer.__init__
+
+    def spy(self, *args, **kwargs):
+        budgets.append(args[4])  # (backend, mask id, pad id, max_seq_len, tokens_per_batch, shard)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(encoding_host.PoolPreparer, "__init__", spy)
+    model, tokenizer = load_masked_lm(str(tiny_model_dirs["roberta"]))
+    build_table(model, tokenizer, [ROWS[0][0]], [ROWS[0][1]], [ROWS[0][2:4]])
+    assert budgets == [2_048]  # the default, on this CPU
 
 
 def test_build_table_matches_encode_samples(tiny_model_dirs, tmp_path):  # noqa: F811

@@ -74,12 +74,13 @@ class EncodingSettings:
 
     ``max_seq_len`` (tokens of a window, special tokens included; capped at the model's positions)
     and ``precision`` (``auto``, ``fp32``, ``bf16``, ``fp16``: see :func:`pelt.encoding.models.resolve_dtype`)
-    change the vectors; ``tokens_per_batch``, ``device`` (``auto``, ``cpu``, ``cuda``...) and
-    ``host_workers`` (:func:`resolve_host_workers`) only how fast they come.
+    change the vectors; ``tokens_per_batch`` (:func:`resolve_tokens_per_batch`), ``device``
+    (``auto``, ``cpu``, ``cuda``...) and ``host_workers`` (:func:`resolve_host_workers`) only how
+    fast they come.
     """
 
     max_seq_len: int = 128
-    tokens_per_batch: int = 16_384
+    tokens_per_batch: int | str = "auto"
     precision: str = "auto"
     device: str = "auto"
     host_workers: int | str = 0
@@ -96,6 +97,22 @@ class _Batch:
     inverse: torch.Tensor  # [B] index into unique_rows
     row_counts: torch.Tensor  # [U] sentences per unique row
     max_row: int
+
+
+# A batch's tokens by default (``tokens_per_batch: auto``): on a GPU, many, to fill it; on a CPU,
+# batches whose activations stay in its caches (benchmarks/README.md, Encoding: 12 x 768 took 1.49x
+# as long at 16,384 as at 2,048, 4 x 256 1.33x; 1,024 was no faster).
+_TOKENS_PER_BATCH = {"cuda": 16_384, "cpu": 2_048}
+
+
+def resolve_tokens_per_batch(tokens_per_batch: int | str, device: torch.device, max_seq_len: int) -> int:
+    """A batch's budget of tokens: ``auto`` is :data:`_TOKENS_PER_BATCH`'s for the device's kind (a
+    CPU's for any other) and at least one window of ``max_seq_len``; a count is used as given."""
+    if tokens_per_batch == "auto":
+        return max(_TOKENS_PER_BATCH.get(device.type, _TOKENS_PER_BATCH["cpu"]), max_seq_len)
+    if isinstance(tokens_per_batch, bool) or not isinstance(tokens_per_batch, int) or tokens_per_batch < 1:
+        raise ValueError(f"tokens_per_batch {tokens_per_batch!r} is neither an integer >= 1 nor 'auto'")
+    return tokens_per_batch
 
 
 def resolve_host_workers(host_workers: int | str, device: torch.device, total_rows: int | None = None) -> int:
@@ -262,15 +279,16 @@ def _encode(
     ``settings.max_seq_len`` is taken as given: the callers cap it at the model's positions first
     (:func:`_effective_max_seq_len`), as the table's metadata records it.
     """
-    max_seq_len, tokens_per_batch = settings.max_seq_len, settings.tokens_per_batch
+    max_seq_len = settings.max_seq_len
     n_special = tokenizer.num_special_tokens_to_add()
     if max_seq_len <= n_special:
         raise ValueError(f"max_seq_len {max_seq_len} leaves no room beside {n_special} special tokens")
+    device = next(model.parameters()).device
+    tokens_per_batch = resolve_tokens_per_batch(settings.tokens_per_batch, device, max_seq_len)
     if tokens_per_batch < max_seq_len:
         raise ValueError(
             f"tokens_per_batch {tokens_per_batch} < max_seq_len {max_seq_len}: a long sentence fits no batch"
         )
-    device = next(model.parameters()).device
     workers = resolve_host_workers(settings.host_workers, device, total_rows)
     preparer = _Preparer(tokenizer, max_seq_len, tokens_per_batch, shard, device.type == "cuda", workers)
     accumulator = _Accumulator(model.config.hidden_size, device)
@@ -346,13 +364,14 @@ def build_table(
     spans: Sequence[tuple[int, int]],
     *,
     max_seq_len: int = 128,
-    tokens_per_batch: int = 16_384,
+    tokens_per_batch: int | str = "auto",
     host_workers: int | str = 0,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Entity ids (in order of first appearance), float32 vector sums [N, H] and sentence counts.
 
     For use from Python on in-memory sentences; mentions with bad spans are skipped and logged.
-    ``host_workers``: processes that tokenize beside the device (:func:`resolve_host_workers`).
+    ``tokens_per_batch``: :func:`resolve_tokens_per_batch`; ``host_workers``: processes that
+    tokenize beside the device (:func:`resolve_host_workers`).
     """
     if not len(entity_ids) == len(sentences) == len(spans):
         raise ValueError(f"build_table: {len(entity_ids)} ids, {len(sentences)} sentences, {len(spans)} spans")
