@@ -75,8 +75,8 @@ class EncodingSettings:
     ``max_seq_len`` (tokens of a window, special tokens included; capped at the model's positions)
     and ``precision`` (``auto``, ``fp32``, ``bf16``, ``fp16``: see :func:`pelt.encoding.models.resolve_dtype`)
     change the vectors; ``tokens_per_batch`` (:func:`resolve_tokens_per_batch`), ``device``
-    (``auto``, ``cpu``, ``cuda``...) and ``host_workers`` (:func:`resolve_host_workers`) only how
-    fast they come.
+    (``auto``, ``cpu``, ``cuda``...) and ``host_workers`` (:func:`resolve_host_workers`) how fast
+    they come (the first two, as other batches or another device, also a table's last bits).
     """
 
     max_seq_len: int = 128
