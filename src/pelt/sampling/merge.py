@@ -195,18 +195,20 @@ def _merged_counts(
     for corpus in corpora:
         entities, sentences = given.get(corpus.name, (0, 0))
         found = [int(entities), int(sentences), _count_of(no_qid, corpus.name), _count_of(no_qid_samples, corpus.name)]
+        below_min = _count_of(below, corpus.name)
         coverage[corpus.name] = {
             "language": corpus.language,
             **dict(zip(COVERAGE_COUNTS, found, strict=True)),
-            "below_min_frequency": _count_of(below, corpus.name),
+            "below_min_frequency": below_min,
         }
-        counts[f"entities_from_{corpus.name}"] = coverage[corpus.name]["entities"]
-        counts[f"samples_from_{corpus.name}"] = coverage[corpus.name]["sentences"]
-        counts[f"skipped_no_qid_entities_{corpus.name}"] = coverage[corpus.name]["entities_without_qid"]
-        counts[f"skipped_no_qid_samples_{corpus.name}"] = coverage[corpus.name]["sentences_without_qid"]
+        counts.update({f"{name}_{corpus.name}": n for name, n in zip(_COUNTS_JSON_NAMES, found, strict=True)})
         if settings.min_frequency > 1:
-            counts[f"below_min_frequency_{corpus.name}"] = coverage[corpus.name]["below_min_frequency"]
+            counts[f"below_min_frequency_{corpus.name}"] = below_min
     return counts, {"languages": [c.language for c in corpora], "coverage": coverage}
+
+
+# counts.json's names (each followed by the corpus's) of the COVERAGE_COUNTS, in their order.
+_COUNTS_JSON_NAMES = ("entities_from", "samples_from", "skipped_no_qid_entities", "skipped_no_qid_samples")
 
 
 def _count_of(rows: list, corpus: str) -> int:
