@@ -36,7 +36,7 @@ shared data, or ``<code>:generated``, the English sample made in the language. E
 its language's site facts, split and linked with its spaCy pipeline and pruned with its stop
 words. Each is compared with English of its size as well (:func:`english_of_its_size`: a sample
 of a few pages is split by a tokenizer that has seen little of its language). A language whose
-split runs a word segmenter of its own (Japanese: SudachiPy) has that segmenter timed alone too
+split runs a word segmenter of its own (Japanese: MeCab) has that segmenter timed alone too
 (:func:`segmenter_seconds`), and a language below half of English's is told the most its ratio
 could be were the rest of its split free. ``--rounds`` runs every sample once a round and keeps
 the median, so that a change of load hits all alike.
@@ -390,13 +390,13 @@ def top_functions(profile: cProfile.Profile, n: int) -> list[dict[str, Any]]:
 
 def segmenter_seconds(rows: list[dict], language: str, repeats: int) -> float | None:
     """Median CPU seconds of the language's own word segmenter alone on every line of ``rows``
-    (Japanese: SudachiPy's analysis, which ``SudachiTokenizer`` calls; None for a language without
-    one): the part of ``segment`` that is not pelt's, and so its floor."""
-    analysis = getattr(getattr(nlp(language).tokenizer, "japanese", None), "tokenizer", None)
+    (Japanese: MeCab's analysis, which ``MecabTokenizer`` calls; None for a language without one):
+    the part of ``segment`` that is not pelt's, and so its floor."""
+    analysis = getattr(nlp(language).tokenizer, "parse", None)
     if analysis is None:
         return None
     lines = [row["text"][start:end] for row in rows for start, end in paragraphs(row["text"])]
-    seconds, _, _ = cpu_seconds(lambda: [analysis.tokenize(line) for line in lines], repeats)
+    seconds, _, _ = cpu_seconds(lambda: [analysis(line) for line in lines], repeats)
     return seconds
 
 

@@ -71,9 +71,9 @@ def test_a_corpus_language_whose_tokenizer_lacks_its_package_is_one_line(monkeyp
 
     assert info.preflight(spark=False, gpu=False, languages=["en", "ja", "de"]) == []  # all installed here
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sudachipy" else find_spec(name))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fugashi" else find_spec(name))
     (problem,) = info.preflight(spark=False, gpu=False, languages=["en", "ja", "ja"])
-    assert problem.startswith("language 'ja'") and "sudachipy" in problem and "\n" not in problem
+    assert problem.startswith("language 'ja'") and "fugashi" in problem and "\n" not in problem
 
 
 def test_a_corpus_language_is_the_configured_one_else_the_dumps_own():

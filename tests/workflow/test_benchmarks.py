@@ -123,7 +123,7 @@ def test_english_of_a_samples_size_takes_the_closest_article_to_each_of_its_own(
 
 
 def test_a_language_below_half_is_told_the_most_its_segmenter_leaves() -> None:
-    """Japanese's split runs SudachiPy's analysis, which is not pelt's: the per-language report says
+    """Japanese's split runs MeCab's analysis, which is not pelt's: the per-language report says
     what the ratio to English would be at most were the rest of the split free (the floor of its
     parse, link and the segmenter alone); a language without a segmenter of its own has none."""
     import corpus_throughput

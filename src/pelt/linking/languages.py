@@ -14,7 +14,6 @@ import importlib.util
 import logging
 import pkgutil
 import re
-import warnings
 from collections.abc import Callable
 from functools import cache
 
@@ -24,7 +23,7 @@ from spacy.language import Language
 from spacy.util import compile_suffix_regex
 
 from pelt.linking.affixes import screen_tokenizer, screened
-from pelt.linking.tokenizers import CharacterTokenizer, SudachiTokenizer
+from pelt.linking.tokenizers import CharacterTokenizer, MecabTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +33,15 @@ log = logging.getLogger(__name__)
 ALIASES = {"simple": "en", "no": "nb", "zh-yue": "zh", "zh-classical": "zh"}
 # spaCy's language-neutral pipeline: the fallback for a language spaCy has no data for.
 FALLBACK = "xx"
-# spaCy languages whose tokenizer imports a package spaCy does not install: (import name, pip name)
-# of each. Japanese's are pinned in the workflow's dependencies (pyproject.toml's `workflow` extra,
-# constraints.txt, envs/spark.yaml), so `make install` brings them; Korean (which also needs the
-# mecab-ko library), Thai and Vietnamese are not, and a corpus in them is refused until they are
-# installed (:func:`missing_packages`). Chinese needs none: spaCy's default segmenter is one token
-# per character.
+# Languages whose tokenizer imports a package spaCy does not install: (import name, pip name) of
+# each. Japanese's (pelt's own tokenizer, MeCab with UniDic: :class:`MecabTokenizer`) are pinned in
+# the workflow's dependencies (pyproject.toml's `workflow` extra, constraints.txt, envs/spark.yaml),
+# so `make install` brings them; spaCy's Korean (which also needs the mecab-ko library), Thai and
+# Vietnamese are not, and a corpus in them is refused until they are installed
+# (:func:`missing_packages`). Chinese needs none: spaCy's default segmenter is one token per
+# character.
 TOKENIZER_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
-    "ja": (("sudachipy", "sudachipy"), ("sudachidict_core", "sudachidict-core")),
+    "ja": (("fugashi", "fugashi"), ("unidic_lite", "unidic-lite")),
     "ko": (("natto", "natto-py"),),
     "th": (("pythainlp", "pythainlp"),),
     "vi": (("pyvi", "pyvi"),),
@@ -107,7 +107,7 @@ def missing_packages(language: str) -> str | None:
         how = f"`make install` installs the workflow's pins (pip install -c constraints.txt {' '.join(missing)})"
     else:
         how = f"pelt does not pin them (pip install {' '.join(missing)})"
-    return f"language {language!r}: spaCy's {code!r} tokenizer needs {names}, not installed; {how}"
+    return f"language {language!r}: the {code!r} tokenizer needs {names}, not installed; {how}"
 
 
 def blank_pipeline(language: str) -> Language:
@@ -115,8 +115,8 @@ def blank_pipeline(language: str) -> Language:
     tokenizer's expressions behind their analysis (:mod:`pelt.linking.affixes`: the same tokens) and,
     in Chinese and Japanese, tokens taken as arrays (:mod:`pelt.linking.tokenizers`).
 
-    A language whose spaCy tokenizer needs a package that is not installed (Japanese: SudachiPy,
-    Korean, Thai, Vietnamese) fails here with :func:`missing_packages`'s line, or with spaCy's
+    A language whose tokenizer needs a package that is not installed (Japanese: fugashi and
+    unidic-lite; Korean, Thai, Vietnamese) fails here with :func:`missing_packages`'s line, or with spaCy's
     message where the package is there but what it needs is not (Korean's mecab-ko library): its
     text is not tokenized into words without it.
     """
@@ -124,16 +124,17 @@ def blank_pipeline(language: str) -> Language:
     missing = missing_packages(language)
     if missing is not None:
         raise ImportError(missing)
+    # Japanese: spaCy's rule-based tokenizer in the place of its Japanese one (which imports
+    # SudachiPy), replaced by MeCab's words below; the language's other data (stop words) is spaCy's.
+    config = {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}} if code == "ja" else {}
     try:
-        with warnings.catch_warnings():  # spaCy 3.8's Japanese calls SudachiPy 0.7's deprecated create()
-            warnings.filterwarnings("ignore", "Dictionary.create", DeprecationWarning)
-            pipeline = spacy.blank(code)
+        pipeline = spacy.blank(code, config=config)
     except ImportError as error:
         raise ImportError(f"the linking stage cannot tokenize language {language!r}: {error}") from error
     if getattr(pipeline.tokenizer, "segmenter", None) == "char":
         pipeline.tokenizer = CharacterTokenizer(pipeline.vocab)
     if code == "ja":
-        pipeline.tokenizer = SudachiTokenizer(pipeline.tokenizer)
+        pipeline.tokenizer = MecabTokenizer(pipeline.vocab)
     if code in ORDINAL_DOT_LANGUAGES:
         tokenizer = pipeline.tokenizer
         tokenizer.token_match = _or_ordinal(tokenizer.token_match)

@@ -1,20 +1,23 @@
 """Tokenizers of the languages written without spaces whose tokens ``tokenize`` takes as arrays,
-without a spaCy ``Doc``: Chinese (one token per character) and Japanese (SudachiPy's words).
+without a spaCy ``Doc``: Chinese (one token per character) and Japanese (MeCab's words).
 
 Each has a ``token_arrays(text, lines)`` (:func:`pelt.linking.sentences.tokenize` takes it where
 it is there) that gives what ``Doc.to_array([ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT])``
 gives for the ``Doc`` of each line, all lines in one array: the same tokens, and the same lexical
 attributes, computed as the vocabulary computes them once per distinct token (:class:`LexemeTable`).
 A ``Doc`` of these languages is built in Python, a token at a time: Chinese text split in half
-the time, Japanese in a third (benchmarks/HISTORY.md, "Throughput per language: each language's
-slow path").
+the time (benchmarks/HISTORY.md, "Throughput per language: each language's slow path").
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import sys
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from unicodedata import category
 
 import numpy as np
 from spacy.attrs import IS_PUNCT, IS_SPACE, LOWER
@@ -26,6 +29,30 @@ from spacy.vocab import Vocab
 # it that is its trailing whitespace, or a run of whitespace that no character took.
 _CHARACTER = re.compile(r"(\S)( ?)|(\s+)")
 _WHITESPACE = re.compile(r"\s").search
+_SAME_CHARACTER = re.compile(r"(.)\1*", re.DOTALL)
+# Whitespace that MeCab does not skip but reads as a word (U+3000, U+00A0, ...).
+_UNSKIPPED_SPACE = re.compile(r"[^\S\t\n\v ]").search
+
+
+def _loses_words(line: str) -> bool:
+    """Whether MeCab's output string may lack words of ``line``: fugashi strips it, so whitespace
+    that MeCab reads as a word is lost where it ends what MeCab read, at the line's ends (past the
+    characters MeCab skips) or before a NUL (where MeCab stops reading)."""
+    read = line.strip(MecabTokenizer.SKIPPED)
+    return "\x00" in read or bool(read and (_UNSKIPPED_SPACE(read[0]) or _UNSKIPPED_SPACE(read[-1])))
+
+
+@cache
+def _punctuation_runs() -> re.Pattern[str]:
+    """A word of MeCab's output (between spaces or line breaks) of two or more punctuation
+    characters (Unicode's P*)."""
+    marks = "".join(re.escape(chr(point)) for point in range(sys.maxunicode + 1) if category(chr(point))[0] == "P")
+    return re.compile(f"(?<![^ \\n])[{marks}]{{2,}}(?![^ \\n])")
+
+
+def _spread(run: re.Match[str]) -> str:
+    """A run of punctuation as words of one repeated character each (``。"`` -> ``。 "``)."""
+    return " ".join(match[0] for match in _SAME_CHARACTER.finditer(run[0]))
 
 
 class LexemeTable:
@@ -136,66 +163,140 @@ class CharacterTokenizer:
         return self.lexemes.line_arrays(text, lines, _line_characters)
 
 
-class SudachiTokenizer:
-    """spaCy's Japanese tokenizer (SudachiPy's words, split mode A), whose ``token_arrays`` make
-    its tokens from SudachiPy's words alone.
+class MecabTokenizer:
+    """Japanese words: MeCab's with UniDic (fugashi and unidic-lite, pinned), the short units that
+    SudachiPy's split mode A (spaCy's Japanese tokenizer) gives too, at a third of the time.
 
-    spaCy's builds a ``Doc`` and gives each token its part of speech, lemma, normal form, reading
-    and morphology, none of which the linking stage reads, and aligns the words with the text by
-    ``text[position:].index(word)``, a copy of the rest of the line per word: under cProfile,
-    SudachiPy itself was a sixth of its time. Here the same words of the same SudachiPy tokenizer (spaCy's, with its
-    dictionary and split mode) are aligned as spaCy aligns them (:meth:`words`): a space right
-    after a word is its trailing space, any other whitespace between words one token. ``__call__``
-    is spaCy's (a name's key, :func:`pelt.linking.names.name_key`); a test compares the two.
+    On the real Japanese pages the two share 99.3 % of SudachiPy's word boundaries (98.3 % of
+    MeCab's), and MeCab's analysis takes 0.029 s where SudachiPy's took 0.080
+    (benchmarks/README.md, "Throughput per language"); UniDic's units are also those the Japanese
+    BERTs pre-tokenize with (fugashi). MeCab gives the words one line at a time, in order, as one
+    string (``-Owakati``), skipping tabs, newlines, vertical tabs and spaces (``SKIPPED``,
+    which no word holds): the words hold every other character of the line, in order, so their
+    offsets are the positions of those characters, with no search of the text (:meth:`words`).
+    Every character of a line is in a token, as in spaCy's Japanese: a space right after a word is
+    its trailing space, any other run of skipped characters one token. A run of punctuation that
+    MeCab reads as one unknown word is split where its character changes, as SudachiPy splits it
+    (``。"`` one token would hide a sentence's end from the sentencizer; ``--`` stays one). ``__call__`` (a name's key,
+    :func:`pelt.linking.names.name_key`) gives the same tokens as a ``Doc``.
     """
 
-    def __init__(self, japanese: Any) -> None:
-        self.japanese = japanese  # spaCy's JapaneseTokenizer
-        self.vocab = japanese.vocab
-        self.lexemes = LexemeTable(japanese.vocab)
+    # The characters MeCab skips between words (tab, newline, vertical tab, space; a test scans
+    # every code point).
+    SKIPPED = "\t\n\v "
+
+    def __init__(self, vocab: Vocab) -> None:
+        import fugashi
+        import unidic_lite
+
+        self.vocab = vocab
+        self.lexemes = LexemeTable(vocab)
+        dictionary = unidic_lite.DICDIR
+        rc = os.path.join(dictionary, "mecabrc")
+        options = f"-d {shlex.quote(dictionary)} -r {shlex.quote(rc)}"
+        self.parse = fugashi.GenericTagger(f"-Owakati {options}").parse
+        self.nodes = fugashi.GenericTagger(options)
+        self._skipped = np.array(sorted(map(ord, self.SKIPPED)), dtype=np.uint32)
 
     def __call__(self, text: str) -> Doc:
-        return self.japanese(text)
-
-    def words(self, text: str) -> tuple[list[str], list[str]]:
-        """The tokens of spaCy's Japanese ``Doc`` of ``text`` and the whitespace after each ("" or
-        " "), as its ``get_dtokens_and_spaces`` makes them from SudachiPy's words (empty ones
-        dropped); where they do not fit the text, spaCy's error, by spaCy."""
-        found = list(filter(None, [morpheme.surface() for morpheme in self.japanese.tokenizer.tokenize(text)]))
-        if not found:
-            return [], []
-        if _WHITESPACE(text) is None and "".join(found) == text:
-            return found, [""] * len(found)  # no whitespace: every word where the last one ended
-        if "".join("".join(found).split()) != "".join(text.split()):
-            self.refuse(text)
-        if all(word.isspace() for word in found):
-            return [text], [""]
-        words: list[str] = []
-        spaces: list[str] = []
-        position = 0
-        for i, word in enumerate(found):
-            if word.isspace():
-                continue
-            start = text.find(word, position)
-            if start < 0:
-                self.refuse(text)
-            if start > position:  # whitespace that no space after a word took: a token
-                words.append(text[position:start])
-                spaces.append("")
-            words.append(word)
-            spaces.append(" " if i + 1 < len(found) and found[i + 1] == " " else "")
-            position = start + len(word) + len(spaces[-1])
-        if position < len(text):
-            words.append(text[position:])
-            spaces.append("")
-        return words, spaces
-
-    def refuse(self, text: str) -> None:
-        """spaCy's error (E194) for a text whose SudachiPy words it cannot align, raised by spaCy."""
-        self.japanese(text)
-        raise ValueError(f"SudachiPy's words do not fit the text {text[:80]!r}")
+        words, spaces, _ = self.words(text, [(0, len(text))] if text else [])
+        return Doc(self.vocab, words=words, spaces=[bool(space) for space in spaces])
 
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """``Doc.to_array`` of spaCy's ``Doc`` of each line ``text[start:end]`` (module docstring),
+        """``Doc.to_array`` of ``__call__`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        return self.lexemes.line_arrays(text, lines, lambda text, start, end: self.words(text[start:end]))
+        words, spaces, sizes = self.words(text, lines)
+        return self.lexemes.token_arrays(words, spaces, sizes), sizes
+
+    def words(self, text: str, lines: list[tuple[int, int]]) -> tuple[list[str], list[str], np.ndarray]:
+        """The tokens of the lines ``text[start:end]`` (class docstring), the whitespace after each
+        ("" or " ") and the number of tokens of each line: MeCab called once a line, the words
+        placed all at once."""
+        found = [self.parse(text[start:end]) for start, end in lines]
+        if _UNSKIPPED_SPACE(text) or "\x00" in text:  # words fugashi's output string may lose
+            found = [
+                self._node_words(text[start:end]) if _loses_words(text[start:end]) else words
+                for (start, end), words in zip(lines, found)
+            ]
+        if found:  # a run of punctuation read as one word split where its character changes
+            found = _punctuation_runs().sub(_spread, "\n".join(found)).split("\n")
+        words = list(filter(None, " ".join(found).split(" ")))
+        per_line = np.array([f.count(" ") + 1 if f else 0 for f in found], dtype=np.int64)
+        points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        inside = np.zeros(len(points) + 1, dtype=np.int64)
+        for start, end in lines:
+            inside[start] += 1
+            inside[end] -= 1
+        kept = np.flatnonzero((np.cumsum(inside[:-1]) > 0) & ~np.isin(points, self._skipped))
+        joined = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+        if len(words) == per_line.sum() and len(joined) == len(kept) and (points[kept] == joined).all():
+            length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+            first = np.cumsum(length) - length
+            starts, ends = kept[first], kept[first + length - 1] + 1
+            line_of = np.repeat(np.arange(len(lines)), per_line)
+        else:  # MeCab left out or changed a character (it stops at a NUL): each word searched
+            words, starts, ends, line_of = self._searched(text, lines, found)
+        return _tokens_around(text, points, lines, words, (starts, ends, line_of))
+
+    def _node_words(self, line: str) -> str:
+        """MeCab's words of a line as ``-Owakati`` writes them, whitespace words at its ends kept."""
+        return " ".join(node.surface for node in self.nodes(line))
+
+    @staticmethod
+    def _searched(
+        text: str, lines: list[tuple[int, int]], found: list[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """MeCab's words of each line that are in it, searched in order from the last one's end, and
+        where they are: a word that is not there is left out (its characters fall in the tokens
+        between words)."""
+        words: list[str] = []
+        starts: list[int] = []
+        line_of: list[int] = []
+        for line, ((start, end), line_words) in enumerate(zip(lines, found)):
+            position = start
+            for word in filter(None, line_words.split(" ")):
+                at = text.find(word, position, end)
+                if at >= 0:
+                    words.append(word)
+                    starts.append(at)
+                    line_of.append(line)
+                    position = at + len(word)
+        begin = np.array(starts, dtype=np.int64)
+        length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        return words, begin, begin + length, np.array(line_of, dtype=np.int64)
+
+
+def _tokens_around(
+    text: str,
+    points: np.ndarray,
+    lines: list[tuple[int, int]],
+    words: list[str],
+    placed: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[list[str], list[str], np.ndarray]:
+    """The tokens of ``lines`` of ``text`` (``points``: its code points) whose ``words`` are at
+    ``placed`` (start, end and line of each, in order), with the whitespace after each token and
+    the number of each line's tokens: a space right after a word is its trailing space, every
+    other run of characters between words, or before a line's first or after its last, a token."""
+    starts, ends, line_of = placed
+    bounds = np.array(lines, dtype=np.int64).reshape(-1, 2)
+    line_first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))[: len(starts)]
+    following = np.concatenate((starts[1:], [0]))[: len(starts)]  # the next word's start, or the line's end
+    line_last = np.concatenate((line_first[1:] - 1, [len(starts) - 1]))[: len(line_first)]
+    following[line_last] = bounds[line_of[line_last], 1]
+    trailing = np.zeros(len(starts), dtype=bool)
+    gapped = following > ends
+    trailing[gapped] = points[ends[gapped]] == ord(" ")
+    between = following > ends + trailing
+    first_start = bounds[:, 1].copy()  # a line without words is one token
+    first_start[line_of[line_first]] = starts[line_first]
+    leading = first_start > bounds[:, 0]
+    gap_starts = np.concatenate(((ends + trailing)[between], bounds[leading, 0]))
+    gap_ends = np.concatenate((following[between], first_start[leading]))
+    gaps = [text[start:end] for start, end in zip(gap_starts.tolist(), gap_ends.tolist())]
+    sizes = np.bincount(np.concatenate((line_of, line_of[between], np.flatnonzero(leading))), minlength=len(lines))
+    spaces = np.where(trailing, " ", "").tolist()
+    if not gaps:
+        return words, spaces, sizes.astype(np.int64)
+    order = np.argsort(np.concatenate((starts, gap_starts)), kind="stable").tolist()
+    pieces, after = words + gaps, spaces + [""] * len(gaps)
+    return list(map(pieces.__getitem__, order)), list(map(after.__getitem__, order)), sizes.astype(np.int64)

@@ -5,10 +5,13 @@ each language has its own stop words; English is unchanged."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import unicodedata
 
 import pytest
 from spacy.lang.en.stop_words import STOP_WORDS
+from spacy.tokens import Doc
 
 from pelt.linking.candidates import stop_word_keys
 from pelt.linking.heuristic import heuristic_links
@@ -122,12 +125,47 @@ def test_chinese_token_arrays_are_the_docs():
         assert array.dtype == expected.dtype and array.tolist() == expected.tolist(), repr(text)
 
 
-def test_japanese_token_arrays_are_spacys_docs(shared_data):
-    """``tokenize`` takes Japanese tokens as arrays from SudachiPy's words
-    (``SudachiTokenizer.token_arrays``), not from spaCy's ``Doc``: the same values as ``Doc.to_array``
-    of spaCy's Japanese tokenizer per line, on the real Japanese pages and on random texts of words,
-    spaces, ideographic spaces, tabs, "…" (SudachiPy gives it empty words too) and blank lines,
-    a fresh tokenizer's lexemes included; ``__call__`` is spaCy's."""
+def mecab_reference(line: str) -> tuple[list[str], list[str]]:
+    """The tokens of a line and the whitespace after each, from MeCab's nodes one at a time (each
+    node's ``white_space``: what MeCab skipped before it), by the rules of ``MecabTokenizer``: a
+    space right after a word is its trailing space, any other skipped run (or text MeCab did not
+    read) one token, and a word of two or more punctuation characters split where the character
+    changes."""
+    import fugashi
+    import unidic_lite
+
+    tagger = fugashi.GenericTagger(f"-d {unidic_lite.DICDIR} -r {unidic_lite.DICDIR}/mecabrc")
+    words: list[str] = []
+    spaces: list[str] = []
+
+    def gap(text: str) -> None:
+        if text and words and not spaces[-1] and text[0] == " ":
+            spaces[-1], text = " ", text[1:]
+        if text:
+            words.append(text)
+            spaces.append("")
+
+    position = 0
+    for node in tagger(line):
+        gap(node.white_space)
+        surface = node.surface
+        if len(surface) > 1 and all(unicodedata.category(char).startswith("P") for char in surface):
+            runs = ["".join(run) for _, run in itertools.groupby(surface)]
+        else:
+            runs = [surface]
+        words += runs
+        spaces += [""] * len(runs)
+        position += len(node.white_space) + len(surface)
+    gap(line[position:])
+    return words, spaces
+
+
+def test_japanese_tokens_are_mecabs_words_placed_in_the_text(shared_data):
+    """``tokenize`` takes Japanese tokens as arrays from MeCab's words placed all at once
+    (``MecabTokenizer.token_arrays``): the tokens of MeCab's nodes taken one at a time
+    (:func:`mecab_reference`), and the arrays of a ``Doc`` of them, on the real Japanese pages and on
+    random texts of words, spaces, ideographic spaces, tabs, NULs (MeCab stops reading there),
+    runs of punctuation and blank lines; every character of a line is in a token; ``__call__`` gives the same tokens."""
     import random
 
     import numpy as np
@@ -137,23 +175,42 @@ def test_japanese_token_arrays_are_spacys_docs(shared_data):
     from pelt.linking.sentences import _ATTRS, new_pipeline, paragraphs
 
     tokenizer = new_pipeline("ja").tokenizer
-    assert type(tokenizer).__name__ == "SudachiTokenizer"
-    spacys = tokenizer.japanese
+    assert type(tokenizer).__name__ == "MecabTokenizer"
     pages = sorted((shared_data / "wikitext_pages_i18n" / "ja").glob("*.wiki"))
     real = [wikitext_to_plain(page.read_text(), SiteInfo.for_language("ja"))[0] for page in pages]
     pieces = ["東京", "タワー", "は", "。", "「", "」", " ", "  ", "\t", "\u3000", "a", "B", "1", "x y", "…", "ー"]
-    pieces += ["\n", "\n\n", "Tokyo Tower", "2.5"]
+    pieces += ["\n", "\n\n", "Tokyo Tower", "2.5", "\x00", "\v", '"', "...", "?!", "--", "、"]
     rng = random.Random(2)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(400)]
-    for text in [*real, *texts, " 東京 ", "  ", "", "\n"]:
+    for text in [*real, *texts, " 東京 ", "  ", "", "\n", "x\x00y"]:
         lines = paragraphs(text)
-        docs = [spacys(text[start:end]).to_array(_ATTRS) for start, end in lines]
+        expected_words, expected_spaces, docs = [], [], []
+        for start, end in lines:
+            words, spaces = mecab_reference(text[start:end])
+            assert "".join(w + s for w, s in zip(words, spaces)) == text[start:end]
+            expected_words += words
+            expected_spaces += spaces
+            docs.append(Doc(tokenizer.vocab, words=words, spaces=[bool(s) for s in spaces]).to_array(_ATTRS))
+        assert tokenizer.words(text, lines)[:2] == (expected_words, expected_spaces), repr(text[:80])
         array, sizes = tokenizer.token_arrays(text, lines)
         assert sizes.tolist() == [len(doc) for doc in docs], repr(text[:80])
         expected = np.concatenate(docs) if docs else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
         assert array.dtype == expected.dtype and array.tolist() == expected.tolist(), repr(text[:80])
     assert sum(map(len, real)) > 80_000
-    assert [token.text for token in tokenizer("東京タワー")] == [token.text for token in spacys("東京タワー")]
+    assert [token.text for token in tokenizer("東京タワー 333 m")] == ["東京", "タワー", "333", "m"]
+    assert [token.text for token in tokenizer('返す。"foo"')] == ["返す", "。", '"', "foo", '"']
+
+
+def test_mecab_skips_exactly_the_characters_the_tokenizer_places_around_words():
+    """MeCab leaves out of its words exactly the characters ``MecabTokenizer.SKIPPED`` names (a
+    scan of every code point between two letters): what lets the words' offsets be the positions
+    of the other characters."""
+    from pelt.linking.sentences import new_pipeline
+
+    parse = new_pipeline("ja").tokenizer.parse
+    points = (point for point in range(1, 0x110000) if not 0xD800 <= point < 0xE000)
+    skipped = {chr(point) for point in points if parse(f"a{chr(point)}b").replace(" ", "") == "ab"}
+    assert skipped == set(type(new_pipeline("ja").tokenizer).SKIPPED)
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@
 refusal of a language whose tokenizer's package is missing.
 
 Chinese and Japanese sentences end at 。！？ (with the closing punctuation after it) or at a line's
-end; Chinese names are found wherever their characters stand, Japanese ones where SudachiPy's
-tokens begin and end; every anchor placed in a sentence has its exact offsets there."""
+end; Chinese names are found wherever their characters stand, Japanese ones where MeCab's
+words begin and end; every anchor placed in a sentence has its exact offsets there."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def test_names_are_found_where_the_tokens_allow_and_anchors_are_exact(shared_dat
 
 def test_every_supported_language_has_its_tokenizer() -> None:
     """What `make install` brings is enough for every language of spaCy's but those whose package
-    pelt does not pin: Japanese's SudachiPy is pinned, Chinese needs none."""
+    pelt does not pin: Japanese's MeCab and UniDic are pinned, Chinese needs none."""
     for language in ("en", "de", "fr", "zh", "ja", "ar", "he", "fa", "ur", "es", "ru", "simple", "zh-yue"):
         assert missing_packages(language) is None, language
     assert [token.text for token in blank_pipeline("ja")("東京都に住む。")] == ["東京", "都", "に", "住む", "。"]
@@ -156,7 +156,7 @@ def test_a_language_whose_package_is_missing_is_refused_in_one_line(
     assert message is not None and "\n" not in message
     assert f"language {language!r}" in message and all(pip in message for pip in packages.values())
     if language == "ja":
-        assert "make install" in message and "pip install -c constraints.txt sudachipy sudachidict-core" in message
+        assert "make install" in message and "pip install -c constraints.txt fugashi unidic-lite" in message
     with pytest.raises(ImportError) as refused:
         blank_pipeline(language)
     assert str(refused.value) == message
