@@ -17,6 +17,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from functools import cache
+from itertools import repeat
 from unicodedata import category
 
 import numpy as np
@@ -43,16 +44,42 @@ def _loses_words(line: str) -> bool:
 
 
 @cache
-def _punctuation_runs() -> re.Pattern[str]:
-    """A word of MeCab's output (between spaces or line breaks) of two or more punctuation
-    characters (Unicode's P*)."""
-    marks = "".join(re.escape(chr(point)) for point in range(sys.maxunicode + 1) if category(chr(point))[0] == "P")
-    return re.compile(f"(?<![^ \\n])[{marks}]{{2,}}(?![^ \\n])")
+def _punctuation_table() -> np.ndarray:
+    """Whether each code point is punctuation (Unicode's P*): 1.1 MB, made once a process."""
+    return np.array([category(chr(point))[0] == "P" for point in range(sys.maxunicode + 1)], dtype=bool)
 
 
-def _spread(run: re.Match[str]) -> str:
-    """A run of punctuation as words of one repeated character each (``。"`` -> ``。 "``)."""
-    return " ".join(match[0] for match in _SAME_CHARACTER.finditer(run[0]))
+def _split_punctuation(
+    points: np.ndarray, words: list[str], placed: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """MeCab's words at ``placed`` (start, end, line) in the text of code points ``points``, a
+    word of two or more punctuation characters split where its character changes (``。"`` ->
+    ``。`` ``"``; ``--`` stays one): found by arrays, split one by one (they are few)."""
+    starts, ends, line_of = placed
+    marks = np.concatenate(([0], np.cumsum(_punctuation_table()[points])))
+    length = ends - starts
+    candidates = np.flatnonzero((length > 1) & (marks[ends] - marks[starts] == length)).tolist()
+    runs = {i: spans for i in candidates if len(spans := [m.span() for m in _SAME_CHARACTER.finditer(words[i])]) > 1}
+    if not runs:
+        return words, placed
+    out: tuple[list[str], list[int], list[int], list[int]] = ([], [], [], [])
+    kept = (words, starts.tolist(), ends.tolist(), line_of.tolist())
+    previous = 0
+    for i, spans in runs.items():
+        for column, values in zip(out, kept):
+            column += values[previous:i]
+        out[0].extend(words[i][a:b] for a, b in spans)
+        out[1].extend(kept[1][i] + a for a, _ in spans)
+        out[2].extend(kept[1][i] + b for _, b in spans)
+        out[3].extend([kept[3][i]] * len(spans))
+        previous = i + 1
+    for column, values in zip(out, kept):
+        column += values[previous:]
+    return out[0], (
+        np.array(out[1], dtype=np.int64),
+        np.array(out[2], dtype=np.int64),
+        np.array(out[3], dtype=np.int64),
+    )
 
 
 class LexemeTable:
@@ -107,14 +134,14 @@ class LexemeTable:
         if not words:
             return np.zeros((0, 6), dtype=np.uint64)
         rows = self._rows
-        found = list(map(rows.get, words))
-        if None in found:  # words not seen before: their rows, once each
+        found = np.fromiter(map(rows.get, words, repeat(-1)), dtype=np.int64, count=len(words))
+        if (found < 0).any():  # words not seen before: their rows, once each
             new = [word for word in dict.fromkeys(words) if word not in rows]
             added = self.rows_of(new)
             rows.update(zip(new, range(len(rows), len(rows) + len(new))))
             self._attributes = np.concatenate((self._attributes, added))
-            found = list(map(rows.__getitem__, words))
-        attributes = self._attributes[np.array(found, dtype=np.int64)]
+            found = np.fromiter(map(rows.__getitem__, words), dtype=np.int64, count=len(words))
+        attributes = self._attributes[found]
         length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         step = length + np.fromiter(map(len, spaces), dtype=np.int64, count=len(spaces))
         before = np.cumsum(step) - step  # offset from the first line's start, as if lines touched
@@ -218,8 +245,6 @@ class MecabTokenizer:
                 self._node_words(text[start:end]) if _loses_words(text[start:end]) else words
                 for (start, end), words in zip(lines, found)
             ]
-        if found:  # a run of punctuation read as one word split where its character changes
-            found = _punctuation_runs().sub(_spread, "\n".join(found)).split("\n")
         words = list(filter(None, " ".join(found).split(" ")))
         per_line = np.array([f.count(" ") + 1 if f else 0 for f in found], dtype=np.int64)
         points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -236,7 +261,8 @@ class MecabTokenizer:
             line_of = np.repeat(np.arange(len(lines)), per_line)
         else:  # MeCab left out or changed a character (it stops at a NUL): each word searched
             words, starts, ends, line_of = self._searched(text, lines, found)
-        return _tokens_around(text, points, lines, words, (starts, ends, line_of))
+        words, placed = _split_punctuation(points, words, (starts, ends, line_of))
+        return _tokens_around(text, points, lines, words, placed)
 
     def _node_words(self, line: str) -> str:
         """MeCab's words of a line as ``-Owakati`` writes them, whitespace words at its ends kept."""
