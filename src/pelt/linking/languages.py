@@ -23,6 +23,7 @@ from spacy.language import Language
 from spacy.util import compile_suffix_regex
 
 from pelt.linking.affixes import screen_tokenizer, screened
+from pelt.linking.chunks import ChunkTokenizer
 from pelt.linking.tokenizers import CharacterTokenizer, MecabTokenizer
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,8 @@ def missing_packages(language: str) -> str | None:
 def blank_pipeline(language: str) -> Language:
     """spaCy's blank pipeline of ``language`` (a Wikipedia code) with pelt's rules for it, its
     tokenizer's expressions behind their analysis (:mod:`pelt.linking.affixes`: the same tokens) and,
-    in Chinese and Japanese, tokens taken as arrays (:mod:`pelt.linking.tokenizers`).
+    in Chinese and Japanese, tokens taken as arrays (:mod:`pelt.linking.tokenizers`); in the
+    languages split at spaces, as arrays too, each distinct chunk tokenized once (:mod:`pelt.linking.chunks`).
 
     A language whose tokenizer needs a package that is not installed (Japanese: fugashi and
     unidic-lite; Korean, Thai, Vietnamese) fails here with :func:`missing_packages`'s line, or with spaCy's
@@ -140,6 +142,7 @@ def blank_pipeline(language: str) -> Language:
         tokenizer.token_match = _or_ordinal(tokenizer.token_match)
         tokenizer.suffix_search = compile_suffix_regex([*pipeline.Defaults.suffixes, _NUMBER_DOT]).search
     screen_tokenizer(pipeline.tokenizer)
+    pipeline.tokenizer = ChunkTokenizer.of(pipeline.tokenizer)
     return pipeline
 
 

@@ -14,7 +14,9 @@ once per paragraph, not once per document: it stops caching the chunks of a text
 that text once a special case ("'s", "e.g.") has occurred in it, so on whole articles most chunks
 go through its affix regexes every time. Per paragraph, and with a larger chunk cache, an article
 of the Wikipedia sample tokenized after the other half of the sample makes 3.3x fewer affix-regex
-calls than whole-article tokenization. The sentencizer's rule is applied per paragraph, so the
+calls than whole-article tokenization. In the languages split at spaces the tokenizer takes the
+paragraphs of a document at once and tokenizes each distinct chunk once, most without spaCy
+(:mod:`pelt.linking.chunks`: the same arrays). The sentencizer's rule is applied per paragraph, so the
 sentences are exactly those of spaCy's ``sentencizer`` run on each line (a test checks it on the
 real samples), but in languages written without spaces (Chinese, Japanese: :func:`sentence_spans`).
 """
@@ -30,13 +32,14 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from spacy.attrs import IDX, IS_PUNCT, IS_SPACE, LENGTH, LOWER, ORTH
+from spacy.attrs import IS_PUNCT, IS_SPACE, LOWER
 from spacy.lang import lex_attrs
 from spacy.language import Language
 from spacy.pipeline import Sentencizer
 from spacy.strings import get_string_id
 
 from pelt.corpus.wikipedia.site import DEFAULT_LANGUAGE
+from pelt.linking.chunks import ARRAY_ATTRS as _ATTRS
 from pelt.linking.languages import blank_pipeline, written_without_spaces
 
 # Text is tokenized whole: the length guard protects the memory of parsers and NER, which this
@@ -46,7 +49,6 @@ _MAX_LENGTH = 10**9
 # is full after a few articles, and every later chunk pays the affix regexes (~5 us each). A
 # million entries cost tens of MB next to the lexemes spaCy keeps for every string it has seen.
 _CACHED_CHUNKS = 1_000_000
-_ATTRS = [ORTH, LOWER, IDX, LENGTH, IS_SPACE, IS_PUNCT]
 # Strings a pipeline may gather (with their lexemes and cached chunks) before it is replaced: about
 # 0.85 KB each, some 200 MB.
 VOCABULARY_CAP = 250_000
@@ -128,9 +130,12 @@ def bounded_vocabulary() -> Iterator[None]:
 
 
 def _strings_held(pipeline: Language) -> int:
-    """The strings a pipeline holds: its vocabulary's, and those whose attributes its tokenizer
-    keeps without the vocabulary (Chinese, Japanese: :class:`pelt.linking.tokenizers.LexemeTable`)."""
-    return len(pipeline.vocab.strings) + len(getattr(pipeline.tokenizer, "lexemes", ()))
+    """The strings a pipeline holds: its vocabulary's, those whose attributes its tokenizer keeps
+    without the vocabulary (Chinese, Japanese: :class:`pelt.linking.tokenizers.LexemeTable`), and
+    the chunks whose tokens it keeps (the languages split at spaces:
+    :class:`pelt.linking.chunks.ChunkTokenizer`, most of whose chunks never enter the vocabulary)."""
+    tokenizer = pipeline.tokenizer
+    return len(pipeline.vocab.strings) + len(getattr(tokenizer, "lexemes", ())) + len(getattr(tokenizer, "chunks", ()))
 
 
 def string_id(text: str) -> int:
@@ -182,7 +187,7 @@ def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> Tokens:
     """The tokens of the text's non-blank lines, by the language's spaCy tokenizer, as arrays."""
     spans = paragraphs(text)
     tokenizer = nlp(language).tokenizer
-    token_arrays = getattr(tokenizer, "token_arrays", None)  # Chinese, Japanese: the arrays without a Doc
+    token_arrays = getattr(tokenizer, "token_arrays", None)  # the arrays without a Doc: chunks.py, tokenizers.py
     if token_arrays is not None:
         array, sizes = token_arrays(text, spans)
     else:
