@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from itertools import repeat
 from unicodedata import category
@@ -29,7 +29,6 @@ from spacy.vocab import Vocab
 # A token of spaCy's character segmenter: a character that is not a space, with the one space after
 # it that is its trailing whitespace, or a run of whitespace that no character took.
 _CHARACTER = re.compile(r"(\S)( ?)|(\s+)")
-_WHITESPACE = re.compile(r"\s").search
 _SAME_CHARACTER = re.compile(r"(.)\1*", re.DOTALL)
 # Whitespace that MeCab does not skip but reads as a word (U+3000, U+00A0, ...).
 _UNSKIPPED_SPACE = re.compile(r"[^\S\t\n\v ]").search
@@ -82,6 +81,17 @@ def _split_punctuation(
     )
 
 
+@dataclass(frozen=True)
+class LineTokens:
+    """The tokens of lines of a text, one line after another: each token's string, its length,
+    whether one space after it is its trailing whitespace, and the number of each line's tokens."""
+
+    words: list[str]
+    lengths: np.ndarray  # int64
+    trailing: np.ndarray  # bool
+    sizes: np.ndarray  # int64
+
+
 class LexemeTable:
     """The lexical attributes that ``tokenize`` reads (``ORTH``, ``LOWER``, ``IS_SPACE``,
     ``IS_PUNCT``) of each distinct token of a vocabulary, a row each, in the order first seen.
@@ -109,59 +119,43 @@ class LexemeTable:
         columns = [list(map(string_id, words))]
         for attr in (LOWER, IS_SPACE, IS_PUNCT):
             getter = getters.get(attr)
-            values = map(getter, words) if getter is not None else [None] * len(words)
-            columns.append([string_id(value) if isinstance(value, str) else int(value or 0) for value in values])
+            values = list(map(getter, words)) if getter is not None else [None] * len(words)
+            kinds = set(map(type, values))
+            if kinds <= {str}:  # a string value: its id
+                columns.append(list(map(string_id, values)))
+            elif kinds <= {bool, type(None)}:  # a flag: 0 or 1, as a lexeme holds it
+                columns.append(np.array(values, dtype=bool))
+            else:
+                columns.append([string_id(value) if isinstance(value, str) else int(value or 0) for value in values])
         return np.array(columns, dtype=np.uint64).T.reshape(-1, 4)
 
-    def line_arrays(
-        self, text: str, lines: list[tuple[int, int]], split: Callable[[str, int, int], tuple[list[str], list[str]]]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``token_arrays`` of each line ``text[start:end]`` as ``split(text, start, end)`` gives its
-        tokens and the whitespace after each, and the number of tokens of each line."""
-        words: list[str] = []
-        spaces: list[str] = []
-        sizes = np.zeros(len(lines), dtype=np.int64)
-        for line, (start, end) in enumerate(lines):
-            line_words, line_spaces = split(text, start, end)
-            sizes[line] = len(line_words)
-            words += line_words
-            spaces += line_spaces
-        return self.token_arrays(words, spaces, sizes), sizes
-
-    def token_arrays(self, words: list[str], spaces: list[str], sizes: np.ndarray) -> np.ndarray:
-        """The six columns of ``Doc.to_array`` of lines of ``sizes`` tokens each, ``words`` their
-        tokens and ``spaces`` the whitespace after each ("" or " "), all lines one after another."""
+    def token_arrays(self, tokens: LineTokens) -> np.ndarray:
+        """The six columns of ``Doc.to_array`` of ``tokens``, all lines one after another."""
+        words = tokens.words
         if not words:
             return np.zeros((0, 6), dtype=np.uint64)
         rows = self._rows
         found = np.fromiter(map(rows.get, words, repeat(-1)), dtype=np.int64, count=len(words))
-        if (found < 0).any():  # words not seen before: their rows, once each
-            new = [word for word in dict.fromkeys(words) if word not in rows]
+        unseen = np.flatnonzero(found < 0)
+        if len(unseen):  # words not seen before: their rows, once each
+            words_unseen = list(map(words.__getitem__, unseen.tolist()))
+            new = list(dict.fromkeys(words_unseen))
             added = self.rows_of(new)
             rows.update(zip(new, range(len(rows), len(rows) + len(new))))
             self._attributes = np.concatenate((self._attributes, added))
-            found = np.fromiter(map(rows.__getitem__, words), dtype=np.int64, count=len(words))
+            found[unseen] = np.fromiter(map(rows.__getitem__, words_unseen), dtype=np.int64, count=len(unseen))
         attributes = self._attributes[found]
-        length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        step = length + np.fromiter(map(len, spaces), dtype=np.int64, count=len(spaces))
+        step = tokens.lengths + tokens.trailing
         before = np.cumsum(step) - step  # offset from the first line's start, as if lines touched
+        sizes = tokens.sizes
         line_first = np.cumsum(sizes) - sizes
         idx = before - np.repeat(before[np.minimum(line_first, len(words) - 1)], sizes)
         array = np.empty((len(words), 6), dtype=np.uint64)
         array[:, 0:2] = attributes[:, 0:2]
         array[:, 2] = idx
-        array[:, 3] = length
+        array[:, 3] = tokens.lengths
         array[:, 4:6] = attributes[:, 2:4]
         return array
-
-
-def _line_characters(text: str, start: int, end: int) -> tuple[list[str], list[str]]:
-    """The tokens of ``CharacterTokenizer`` in ``text[start:end]`` and the whitespace after each; a line
-    without whitespace is its characters at once."""
-    if _WHITESPACE(text, start, end) is None:  # each character a token, with no space after it
-        return list(text[start:end]), [""] * (end - start)
-    found = _CHARACTER.findall(text, start, end)
-    return [character or run for character, _, run in found], [space for _, space, _ in found]
 
 
 class CharacterTokenizer:
@@ -172,7 +166,8 @@ class CharacterTokenizer:
     a table flattened to one line, took 2.8 times as long as here, one of 1,000 1.1 times;
     benchmarks/HISTORY.md, "Throughput per language: each language's slow path"). The same
     tokens, with the same whitespace (a space after a character is its trailing space, any other
-    whitespace a token), from one regular expression (a test compares the two).
+    whitespace a token): ``__call__`` from one regular expression, ``token_arrays`` by arrays
+    (tests compare the first with spaCy's, the second with the first).
     """
 
     def __init__(self, vocab: Vocab) -> None:
@@ -186,8 +181,15 @@ class CharacterTokenizer:
 
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of ``__call__`` of each line ``text[start:end]`` (module docstring),
-        and the number of tokens of each line."""
-        return self.lexemes.line_arrays(text, lines, _line_characters)
+        and the number of tokens of each line: the characters that are not whitespace placed all at
+        once, as MeCab's words are (:func:`_tokens_around`)."""
+        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        bounds = np.array(lines, dtype=np.int64).reshape(-1, 2)
+        starts = np.flatnonzero(_inside(len(points), lines) & ~np.isin(points, _whitespace()))
+        words = list(points[starts].tobytes().decode("utf-32-le", "surrogatepass"))
+        line_of = np.searchsorted(bounds[:, 0], starts, side="right") - 1
+        tokens = _tokens_around(text, points, lines, words, (starts, starts + 1, line_of))
+        return self.lexemes.token_arrays(tokens), tokens.sizes
 
 
 class MecabTokenizer:
@@ -226,19 +228,18 @@ class MecabTokenizer:
         self._skipped = np.array(sorted(map(ord, self.SKIPPED)), dtype=np.uint32)
 
     def __call__(self, text: str) -> Doc:
-        words, spaces, _ = self.words(text, [(0, len(text))] if text else [])
-        return Doc(self.vocab, words=words, spaces=[bool(space) for space in spaces])
+        tokens = self.words(text, [(0, len(text))] if text else [])
+        return Doc(self.vocab, words=tokens.words, spaces=tokens.trailing.tolist())
 
     def token_arrays(self, text: str, lines: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """``Doc.to_array`` of ``__call__`` of each line ``text[start:end]`` (module docstring),
         and the number of tokens of each line."""
-        words, spaces, sizes = self.words(text, lines)
-        return self.lexemes.token_arrays(words, spaces, sizes), sizes
+        tokens = self.words(text, lines)
+        return self.lexemes.token_arrays(tokens), tokens.sizes
 
-    def words(self, text: str, lines: list[tuple[int, int]]) -> tuple[list[str], list[str], np.ndarray]:
-        """The tokens of the lines ``text[start:end]`` (class docstring), the whitespace after each
-        ("" or " ") and the number of tokens of each line: MeCab called once a line, the words
-        placed all at once."""
+    def words(self, text: str, lines: list[tuple[int, int]]) -> LineTokens:
+        """The tokens of the lines ``text[start:end]`` (class docstring): MeCab called once a line,
+        the words placed all at once."""
         found = [self.parse(text[start:end]) for start, end in lines]
         if _UNSKIPPED_SPACE(text) or "\x00" in text:  # words fugashi's output string may lose
             found = [
@@ -247,13 +248,9 @@ class MecabTokenizer:
             ]
         words = list(filter(None, " ".join(found).split(" ")))
         per_line = np.array([f.count(" ") + 1 if f else 0 for f in found], dtype=np.int64)
-        points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        inside = np.zeros(len(points) + 1, dtype=np.int64)
-        for start, end in lines:
-            inside[start] += 1
-            inside[end] -= 1
-        kept = np.flatnonzero((np.cumsum(inside[:-1]) > 0) & ~np.isin(points, self._skipped))
-        joined = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        kept = np.flatnonzero(_inside(len(points), lines) & ~np.isin(points, self._skipped))
+        joined = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         if len(words) == per_line.sum() and len(joined) == len(kept) and (points[kept] == joined).all():
             length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
             first = np.cumsum(length) - length
@@ -292,17 +289,32 @@ class MecabTokenizer:
         return words, begin, begin + length, np.array(line_of, dtype=np.int64)
 
 
+@cache
+def _whitespace() -> np.ndarray:
+    """The code points of whitespace (``str.isspace``, what ``\\s`` matches), sorted."""
+    return np.array([point for point in range(sys.maxunicode + 1) if chr(point).isspace()], dtype=np.uint32)
+
+
+def _inside(length: int, lines: list[tuple[int, int]]) -> np.ndarray:
+    """Whether each of a text's ``length`` characters is inside one of ``lines``."""
+    marks = np.zeros(length + 1, dtype=np.int64)
+    for start, end in lines:
+        marks[start] += 1
+        marks[end] -= 1
+    return np.cumsum(marks[:-1]) > 0
+
+
 def _tokens_around(
     text: str,
     points: np.ndarray,
     lines: list[tuple[int, int]],
     words: list[str],
     placed: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> tuple[list[str], list[str], np.ndarray]:
+) -> LineTokens:
     """The tokens of ``lines`` of ``text`` (``points``: its code points) whose ``words`` are at
-    ``placed`` (start, end and line of each, in order), with the whitespace after each token and
-    the number of each line's tokens: a space right after a word is its trailing space, every
-    other run of characters between words, or before a line's first or after its last, a token."""
+    ``placed`` (start, end and line of each, in order): a space right after a word is its trailing
+    space, every other run of characters between words, or before a line's first or after its
+    last, a token."""
     starts, ends, line_of = placed
     bounds = np.array(lines, dtype=np.int64).reshape(-1, 2)
     line_first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))[: len(starts)]
@@ -319,10 +331,12 @@ def _tokens_around(
     gap_starts = np.concatenate(((ends + trailing)[between], bounds[leading, 0]))
     gap_ends = np.concatenate((following[between], first_start[leading]))
     gaps = [text[start:end] for start, end in zip(gap_starts.tolist(), gap_ends.tolist())]
-    sizes = np.bincount(np.concatenate((line_of, line_of[between], np.flatnonzero(leading))), minlength=len(lines))
-    spaces = np.where(trailing, " ", "").tolist()
+    counted = np.concatenate((line_of, line_of[between], np.flatnonzero(leading)))
+    sizes = np.bincount(counted, minlength=len(lines)).astype(np.int64)
     if not gaps:
-        return words, spaces, sizes.astype(np.int64)
-    order = np.argsort(np.concatenate((starts, gap_starts)), kind="stable").tolist()
-    pieces, after = words + gaps, spaces + [""] * len(gaps)
-    return list(map(pieces.__getitem__, order)), list(map(after.__getitem__, order)), sizes.astype(np.int64)
+        return LineTokens(words, ends - starts, trailing, sizes)
+    order = np.argsort(np.concatenate((starts, gap_starts)), kind="stable")
+    pieces = words + gaps
+    lengths = np.concatenate((ends - starts, gap_ends - gap_starts))[order]
+    after = np.concatenate((trailing, np.zeros(len(gaps), dtype=bool)))[order]
+    return LineTokens(list(map(pieces.__getitem__, order.tolist())), lengths, after, sizes)

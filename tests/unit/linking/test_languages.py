@@ -191,7 +191,9 @@ def test_japanese_tokens_are_mecabs_words_placed_in_the_text(shared_data):
             expected_words += words
             expected_spaces += spaces
             docs.append(Doc(tokenizer.vocab, words=words, spaces=[bool(s) for s in spaces]).to_array(_ATTRS))
-        assert tokenizer.words(text, lines)[:2] == (expected_words, expected_spaces), repr(text[:80])
+        found = tokenizer.words(text, lines)
+        assert found.words == expected_words, repr(text[:80])
+        assert [" " if after else "" for after in found.trailing.tolist()] == expected_spaces, repr(text[:80])
         array, sizes = tokenizer.token_arrays(text, lines)
         assert sizes.tolist() == [len(doc) for doc in docs], repr(text[:80])
         expected = np.concatenate(docs) if docs else np.zeros((0, len(_ATTRS)), dtype=np.uint64)
