@@ -206,8 +206,9 @@ class MecabTokenizer:
     Every character of a line is in a token, as in spaCy's Japanese: a space right after a word is
     its trailing space, any other run of skipped characters one token. A run of punctuation that
     MeCab reads as one unknown word is split where its character changes, as SudachiPy splits it
-    (``。"`` one token would hide a sentence's end from the sentencizer; ``--`` stays one). ``__call__`` (a name's key,
-    :func:`pelt.linking.names.name_key`) gives the same tokens as a ``Doc``.
+    (``。"`` one token would hide a sentence's end from the sentencizer; ``--`` stays one).
+    ``__call__`` (a name's key, :func:`pelt.linking.names.name_key`) gives the same tokens as a
+    ``Doc``.
     """
 
     # The characters MeCab skips between words (tab, newline, vertical tab, space; a test scans
